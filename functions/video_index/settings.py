@@ -1,0 +1,65 @@
+"""Runtime configuration, read from the environment when asked for, never at import time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Final
+
+ENV_BUCKET: Final = "VIDEO_INDEX_BUCKET"
+ENV_TABLE: Final = "VIDEO_INDEX_TABLE"
+ENV_ANNOTATIONS_TABLE: Final = "VIDEO_INDEX_ANNOTATIONS_TABLE"
+ENV_QUEUE_URL: Final = "VIDEO_INDEX_QUEUE_URL"
+ENV_DLQ_URL: Final = "VIDEO_INDEX_DLQ_URL"
+ENV_GAP_TOLERANCE_MS: Final = "VIDEO_INDEX_GAP_TOLERANCE_MS"
+ENV_TOMBSTONE_DAYS: Final = "VIDEO_INDEX_TOMBSTONE_DAYS"
+
+DEFAULT_GAP_TOLERANCE_MS: Final = 1000
+#: How long a deleted key's tombstone (its last sequencer) is kept. It must outlive
+#: any redelivery of an older event for the key: SQS keeps messages at most 14 days
+#: in the queue and 14 more in the DLQ before a redrive.
+DEFAULT_TOMBSTONE_DAYS: Final = 35
+
+
+class ConfigurationError(RuntimeError):
+    """A required setting is missing or malformed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    bucket: str
+    table: str
+    annotations_table: str | None = None
+    queue_url: str | None = None
+    dlq_url: str | None = None
+    gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
+    tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        missing = [name for name in (ENV_BUCKET, ENV_TABLE) if not env.get(name)]
+        if missing:
+            raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
+        return cls(
+            bucket=env[ENV_BUCKET],
+            table=env[ENV_TABLE],
+            annotations_table=env.get(ENV_ANNOTATIONS_TABLE) or None,
+            queue_url=env.get(ENV_QUEUE_URL) or None,
+            dlq_url=env.get(ENV_DLQ_URL) or None,
+            gap_tolerance_ms=_int(env, ENV_GAP_TOLERANCE_MS, DEFAULT_GAP_TOLERANCE_MS),
+            tombstone_days=_int(env, ENV_TOMBSTONE_DAYS, DEFAULT_TOMBSTONE_DAYS),
+        )
+
+
+def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < 0:
+        raise ConfigurationError(f"{name} must not be negative, got {value}")
+    return value

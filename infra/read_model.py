@@ -1,0 +1,68 @@
+"""The read-model table: the DynamoDB projection P(S3) the API serves (SPEC §5).
+
+Its physical shape (key names and types, TTL attribute, billing mode) is read
+from :mod:`video_index.table_schema`, the same module `video-index local` and
+the tests create their tables from, so the deployed table cannot drift from
+what the code was tested against.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+from video_index.table_schema import (
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+    read_model_table_definition,
+)
+
+_ATTRIBUTE_TYPES: Final[dict[str, dynamodb.AttributeType]] = {
+    "S": dynamodb.AttributeType.STRING,
+    "N": dynamodb.AttributeType.NUMBER,
+    "B": dynamodb.AttributeType.BINARY,
+}
+_BILLING_MODES: Final[dict[str, dynamodb.BillingMode]] = {
+    "PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST,
+    "PROVISIONED": dynamodb.BillingMode.PROVISIONED,
+}
+
+
+def _attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
+    """The CDK key attribute for ``name`` with the type the shared definition gives it."""
+    types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
+    return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[types[name]])
+
+
+class ReadModelTable(Construct):
+    """On-demand table keyed ``pk``/``sk`` with TTL for tombstones, PITR and AWS-managed SSE."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        # Only the shape is taken from the definition; the physical name stays generated
+        # so CloudFormation can replace the table when a key change requires it.
+        definition = read_model_table_definition("unused")
+        key_types = {k["KeyType"]: k["AttributeName"] for k in definition["KeySchema"]}
+        if (key_types.get("HASH"), key_types.get("RANGE")) != (PARTITION_KEY, SORT_KEY):
+            raise ValueError("video_index.table_schema key constants and definition disagree")
+
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=_attribute(definition, PARTITION_KEY),
+            sort_key=_attribute(definition, SORT_KEY),
+            billing_mode=_BILLING_MODES[definition["BillingMode"]],
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # DESTROY is deliberate: every item is derived from the segment bucket and the
+            # table is rebuildable from S3 alone (SPEC §1, §8). Retaining it would only
+            # leave an orphan that a redeploy cannot adopt. The annotations table, which
+            # is primary data, is the one that must be retained.
+            removal_policy=RemovalPolicy.DESTROY,
+        )

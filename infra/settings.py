@@ -1,0 +1,244 @@
+"""Deployment settings of the stack: every default in one place, overridable by CDK context.
+
+Each field of :class:`StackSettings` is also the name of the CDK context key that
+overrides it (``cdk synth -c retention_days_video=60`` or the ``context`` block of
+``cdk.json``). Values are validated when the settings are built, so a bad value
+stops synthesis with an error that names the context key, instead of surfacing
+later as a CloudFormation rollback.
+
+Naming (stack id, service name, metric namespace, inventory id, key prefixes) is
+also defined here, so the constructs never spell a name themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, NoReturn
+
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+from video_index.keys import KEY_PREFIX, KINDS
+from video_index.settings import DEFAULT_GAP_TOLERANCE_MS, DEFAULT_TOMBSTONE_DAYS
+
+# --- naming -----------------------------------------------------------------------------------
+
+#: Id (and CloudFormation name) of the stack unless ``stack_name`` is given.
+DEFAULT_STACK_NAME: Final = "VideoIndex"
+#: Powertools service name of the ingest Lambda (logs, traces, metric dimension).
+INGEST_SERVICE_NAME: Final = "video-index-ingest"
+#: CloudWatch namespace of the product's custom metrics (Powertools EMF).
+METRICS_NAMESPACE: Final = "VideoIndex"
+#: Id of the S3 Inventory configuration; it is part of the report path
+#: ``<prefix>/<source-bucket>/<inventory-id>/...`` that reconcile looks under.
+INVENTORY_ID: Final = "video-index-daily"
+#: Where the inventory reports land in the reports bucket. Deliberately not under the
+#: indexed ``v1/`` tree: reports are never segment objects (SPEC §2 "foreign").
+INVENTORY_PREFIX: Final = "inventory"
+#: The only key prefix the product indexes (SPEC §2); notifications, lifecycle rules and
+#: the ingest role's object permissions are all scoped to it.
+INDEXED_PREFIX: Final = KEY_PREFIX
+
+# --- fixed limits (AWS service rules, not deployment choices) ---------------------------------
+
+#: SQS keeps a message at most 14 days. The DLQ uses the maximum so a parked event can be
+#: inspected and redriven long after the failure.
+DLQ_RETENTION_DAYS: Final = 14
+#: AWS guidance for an SQS event source: visibility timeout at least 6x the function
+#: timeout, so a message is not redelivered while a (retried) invocation still holds it.
+VISIBILITY_TIMEOUT_FACTOR: Final = 6
+#: Publisher account of the public Powertools for AWS Lambda (Python) layers.
+POWERTOOLS_LAYER_ACCOUNT: Final = "017000801446"
+#: Layer name matching the runtime (python3.13) and architecture (arm64) of the functions.
+POWERTOOLS_LAYER_NAME: Final = "AWSLambdaPowertoolsPythonV3-python313-arm64"
+
+#: Retention periods CloudWatch Logs accepts, mapped to the CDK enum.
+LOG_RETENTION: Final[Mapping[int, logs.RetentionDays]] = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1096: logs.RetentionDays.THREE_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    2192: logs.RetentionDays.SIX_YEARS,
+    2557: logs.RetentionDays.SEVEN_YEARS,
+    2922: logs.RetentionDays.EIGHT_YEARS,
+    3288: logs.RetentionDays.NINE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+
+_BUCKET_NAME_RE: Final = re.compile(r"^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_EMAIL_RE: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_STACK_NAME_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
+
+
+class SettingsError(ValueError):
+    """A context value is malformed or out of range; the message names the context key."""
+
+
+@dataclass(frozen=True, slots=True)
+class StackSettings:
+    """Every deployment setting with its default; field name = CDK context key."""
+
+    #: CloudFormation stack name (and construct id).
+    stack_name: str = DEFAULT_STACK_NAME
+    #: Physical name of the segment bucket; ``None`` lets CloudFormation generate one.
+    bucket_name: str | None = None
+    #: Days a current object of each kind is kept before lifecycle expires it.
+    retention_days_video: int = 30
+    retention_days_sensor: int = 90
+    retention_days_analysis: int = 90
+    #: The undelete window: days a deleted or overwritten version stays recoverable.
+    noncurrent_version_expiry_days: int = 7
+    #: Days after which an unfinished multipart upload is aborted (its parts cost money).
+    abort_incomplete_upload_days: int = 1
+    #: Days inventory reports are kept in the reports bucket (reconcile reads the newest).
+    inventory_retention_days: int = 14
+    #: Days S3 server access logs are kept.
+    access_log_retention_days: int = 90
+    #: Ingest Lambda timeout; the queue's visibility timeout is 6x this.
+    ingest_timeout_seconds: int = 60
+    ingest_memory_mb: int = 512
+    #: SQS event source: records per invocation and how long Lambda may wait to fill a batch.
+    sqs_batch_size: int = 10
+    sqs_max_batching_window_seconds: int = 1
+    #: Receives before a message is parked in the DLQ.
+    max_receive_count: int = 5
+    #: Retention of the notification queue. Kept well below the DLQ's 14 days because a
+    #: moved message keeps its original enqueue time: whatever it spent here is lost there.
+    queue_retention_days: int = 4
+    #: Read-model settings passed to the ingest Lambda (SPEC §5 and the tombstone rule).
+    gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
+    tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
+    #: Retention of the Lambda log groups (must be a value CloudWatch Logs accepts).
+    log_retention_days: int = 30
+    #: Version of the public layer ``AWSLambdaPowertoolsPythonV3-python313-arm64``.
+    powertools_layer_version: int = 22
+    #: Optional address subscribed to the alarm topic.
+    alarm_email: str | None = None
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+    # --- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def from_context(cls, scope: Construct) -> StackSettings:
+        """Defaults overridden by whatever CDK context keys named like the fields are set.
+
+        Context given with ``-c key=value`` arrives as a string, context from
+        ``cdk.json`` may be a JSON number; both are accepted for whole-number settings.
+        """
+        overrides: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            raw = scope.node.try_get_context(field.name)
+            if raw is None:
+                continue
+            default = field.default
+            if isinstance(default, int) and not isinstance(default, bool):
+                overrides[field.name] = _parse_int(field.name, raw)
+            else:
+                value = _parse_optional_str(field.name, raw)
+                if value is None and default is not None:
+                    _fail(field.name, "must not be empty")
+                overrides[field.name] = value
+        return cls(**overrides)
+
+    # --- derived values ----------------------------------------------------------------------
+
+    @property
+    def retention_days(self) -> Mapping[str, int]:
+        """Lifecycle retention in days per key kind (``video``, ``sensor``, ``analysis``)."""
+        return {kind: getattr(self, f"retention_days_{kind}") for kind in KINDS}
+
+    @property
+    def queue_visibility_timeout_seconds(self) -> int:
+        return VISIBILITY_TIMEOUT_FACTOR * self.ingest_timeout_seconds
+
+    @property
+    def log_retention(self) -> logs.RetentionDays:
+        return LOG_RETENTION[self.log_retention_days]
+
+    def powertools_layer_arn(self, region: str) -> str:
+        """ARN of the public Powertools layer in ``region`` (a token in an env-agnostic stack)."""
+        return (
+            f"arn:aws:lambda:{region}:{POWERTOOLS_LAYER_ACCOUNT}:layer:"
+            f"{POWERTOOLS_LAYER_NAME}:{self.powertools_layer_version}"
+        )
+
+    # --- validation --------------------------------------------------------------------------
+
+    def _validate(self) -> None:
+        if not _STACK_NAME_RE.fullmatch(self.stack_name):
+            _fail("stack_name", "must start with a letter and hold only letters, digits and -")
+        if self.bucket_name is not None and not _BUCKET_NAME_RE.fullmatch(self.bucket_name):
+            _fail("bucket_name", f"{self.bucket_name!r} is not a valid S3 bucket name")
+        if self.alarm_email is not None and not _EMAIL_RE.fullmatch(self.alarm_email):
+            _fail("alarm_email", f"{self.alarm_email!r} is not an e-mail address")
+        for kind in KINDS:
+            _check_range(f"retention_days_{kind}", getattr(self, f"retention_days_{kind}"), 1)
+        _check_range("noncurrent_version_expiry_days", self.noncurrent_version_expiry_days, 1)
+        _check_range("abort_incomplete_upload_days", self.abort_incomplete_upload_days, 1)
+        _check_range("inventory_retention_days", self.inventory_retention_days, 2)
+        _check_range("access_log_retention_days", self.access_log_retention_days, 1)
+        _check_range("ingest_timeout_seconds", self.ingest_timeout_seconds, 1, 900)
+        _check_range("ingest_memory_mb", self.ingest_memory_mb, 128, 10240)
+        _check_range(
+            "sqs_max_batching_window_seconds", self.sqs_max_batching_window_seconds, 0, 300
+        )
+        # Lambda only accepts more than 10 SQS records per batch with a batching window.
+        max_batch = 10 if self.sqs_max_batching_window_seconds == 0 else 10_000
+        _check_range("sqs_batch_size", self.sqs_batch_size, 1, max_batch)
+        _check_range("max_receive_count", self.max_receive_count, 1, 1000)
+        _check_range("queue_retention_days", self.queue_retention_days, 1, DLQ_RETENTION_DAYS - 1)
+        _check_range("gap_tolerance_ms", self.gap_tolerance_ms, 0)
+        # A tombstone must outlive every redelivery of an older event for its key: the
+        # longest an event can wait is its time in the queue plus its time in the DLQ.
+        _check_range(
+            "tombstone_days",
+            self.tombstone_days,
+            self.queue_retention_days + DLQ_RETENTION_DAYS + 1,
+        )
+        if self.log_retention_days not in LOG_RETENTION:
+            allowed = ", ".join(str(days) for days in LOG_RETENTION)
+            _fail("log_retention_days", f"must be one of {allowed}, got {self.log_retention_days}")
+        _check_range("powertools_layer_version", self.powertools_layer_version, 1)
+
+
+def _fail(key: str, problem: str) -> NoReturn:
+    raise SettingsError(f"context key {key!r}: {problem}")
+
+
+def _check_range(key: str, value: int, low: int, high: int | None = None) -> None:
+    if value < low or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"between {low} and {high}"
+        _fail(key, f"must be {bounds}, got {value}")
+
+
+def _parse_int(key: str, raw: object) -> int:
+    if isinstance(raw, bool):
+        _fail(key, f"must be a whole number, got {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+\s*", raw):
+        return int(raw)
+    _fail(key, f"must be a whole number, got {raw!r}")
+
+
+def _parse_optional_str(key: str, raw: object) -> str | None:
+    if not isinstance(raw, str):
+        _fail(key, f"must be a string, got {raw!r}")
+    return raw.strip() or None

@@ -1,0 +1,42 @@
+"""The video-index stack: wires the constructs together and nothing else.
+
+Each construct owns its resources, their settings and their cdk-nag
+acknowledgments; this class only decides who is connected to whom.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Stack
+from constructs import Construct
+
+from infra.ingest import AlarmTopic, IngestPipeline
+from infra.read_model import ReadModelTable
+from infra.settings import StackSettings
+from infra.storage import SegmentStorage
+
+
+class VideoIndexStack(Stack):
+    """Segment bucket -> notifications -> ingest -> read-model table, with alarms.
+
+    Environment-agnostic on purpose (no account/region, no lookups): it synthesizes
+    offline and without credentials, and one template deploys to any region.
+    """
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, settings: StackSettings, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.settings = settings
+        self.storage = SegmentStorage(self, "Storage", settings=settings)
+        self.read_model = ReadModelTable(self, "ReadModel")
+        self.alarms = AlarmTopic(self, "Alarms", settings=settings)
+        self.ingest = IngestPipeline(
+            self,
+            "Ingest",
+            settings=settings,
+            bucket=self.storage.bucket,
+            table=self.read_model.table,
+            alarm_topic=self.alarms.topic,
+        )

@@ -1,0 +1,150 @@
+"""The segment bucket, the one source of truth for segments (SPEC §1, §9).
+
+Everything here protects the bytes: no public access, TLS only, encryption at
+rest, versioning with a bounded undelete window, and a retained bucket. The
+read model and every report are derived from this bucket and can be rebuilt;
+the objects in it cannot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.settings import INDEXED_PREFIX, INVENTORY_ID, INVENTORY_PREFIX, StackSettings
+
+#: Fields reconcile needs from an inventory row besides the key (SPEC §5: size, etag,
+#: last_modified). Fewer fields make smaller, cheaper reports.
+INVENTORY_FIELDS: tuple[str, ...] = ("Size", "LastModifiedDate", "ETag")
+_ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
+
+
+def _private_bucket(scope: Construct, construct_id: str, **props: Any) -> s3.Bucket:
+    """A bucket with what every bucket of the product shares: private, TLS 1.2+, SSE-S3, no ACLs.
+
+    SSE-S3 (not KMS) on purpose: S3 server access logging and S3 Inventory deliver
+    into SSE-S3 buckets without key-policy plumbing, and segment reads pay no
+    per-request KMS cost.
+    """
+    return s3.Bucket(
+        scope,
+        construct_id,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        enforce_ssl=True,
+        minimum_tls_version=1.2,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        **props,
+    )
+
+
+class SegmentStorage(Construct):
+    """Segment bucket plus its access-log bucket and the inventory/reports bucket."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: StackSettings) -> None:
+        super().__init__(scope, construct_id)
+        # Grant S3 log delivery through a bucket policy, not the legacy LogDeliveryWrite
+        # ACL: ACLs are disabled (BucketOwnerEnforced) on every bucket here. Set on this
+        # construct so the behaviour does not depend on the app's cdk.json.
+        self.node.set_context(_ACCESS_LOGS_USE_BUCKET_POLICY, True)
+
+        self.access_log_bucket = _private_bucket(
+            self,
+            "AccessLogs",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-access-logs",
+                    expiration=Duration.days(settings.access_log_retention_days),
+                )
+            ],
+            # Logs are the audit trail of access to the source of truth: keep them.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        # Inventory reports (and later the reconcile reports) live in their own bucket,
+        # outside the indexed v1/ tree, so they are never mistaken for segments and
+        # never trigger the ingest notifications of the segment bucket.
+        self.reports_bucket = _private_bucket(
+            self,
+            "Reports",
+            server_access_logs_bucket=self.access_log_bucket,
+            server_access_logs_prefix="reports/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-inventory",
+                    prefix=f"{INVENTORY_PREFIX}/",
+                    expiration=Duration.days(settings.inventory_retention_days),
+                )
+            ],
+            # Reports are rebuildable, but deleting a non-empty bucket fails the stack
+            # deletion; retaining costs little and keeps the last reconcile evidence.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+
+        self.bucket = _private_bucket(
+            self,
+            "Segments",
+            bucket_name=settings.bucket_name,
+            versioned=True,
+            lifecycle_rules=self._segment_lifecycle_rules(settings),
+            server_access_logs_bucket=self.access_log_bucket,
+            server_access_logs_prefix="segments/",
+            inventories=[
+                s3.Inventory(
+                    inventory_id=INVENTORY_ID,
+                    destination=s3.InventoryDestination(
+                        bucket=self.reports_bucket, prefix=INVENTORY_PREFIX
+                    ),
+                    frequency=s3.InventoryFrequency.DAILY,
+                    include_object_versions=s3.InventoryObjectVersion.CURRENT,
+                    format=s3.InventoryFormat.PARQUET,
+                    optional_fields=list(INVENTORY_FIELDS),
+                    # Only the indexed tree: foreign keys are never indexed (SPEC §2).
+                    objects_prefix=INDEXED_PREFIX,
+                    enabled=True,
+                )
+            ],
+            # The source of truth: never deleted together with the stack.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.inventory_prefix = INVENTORY_PREFIX
+        self.inventory_id = INVENTORY_ID
+
+    @staticmethod
+    def _segment_lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
+        """Retention per kind by prefix, the undelete window, and multipart cleanup.
+
+        Kind is the first key part after ``v1/`` precisely so these rules can target it
+        (SPEC §2). Expiring a current version in a versioned bucket only adds a delete
+        marker; the bytes stay recoverable for the undelete window, then go.
+        """
+        rules = [
+            s3.LifecycleRule(
+                id=f"expire-{kind}",
+                prefix=f"{INDEXED_PREFIX}{kind}/",
+                expiration=Duration.days(days),
+            )
+            for kind, days in settings.retention_days.items()
+        ]
+        rules.append(
+            s3.LifecycleRule(
+                id="undelete-window",
+                noncurrent_version_expiration=Duration.days(
+                    settings.noncurrent_version_expiry_days
+                ),
+                # Delete markers left alone after their versions expire slow down LIST,
+                # which reconcile and the API's freshness merge rely on.
+                expired_object_delete_marker=True,
+            )
+        )
+        rules.append(
+            s3.LifecycleRule(
+                id="abort-incomplete-multipart-uploads",
+                abort_incomplete_multipart_upload_after=Duration.days(
+                    settings.abort_incomplete_upload_days
+                ),
+            )
+        )
+        return rules

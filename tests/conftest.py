@@ -1,0 +1,75 @@
+"""Shared fixtures: fake AWS credentials, DynamoDB Local (the real engine) and moto."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from video_index.dynamodb_local import DynamoDBLocal
+from video_index.table_schema import create_tables
+
+# Tests never reach real AWS: fake credentials, a fixed region, no X-Ray.
+for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
+    os.environ.pop(_name, None)
+os.environ.update(
+    AWS_ACCESS_KEY_ID="testing",
+    AWS_SECRET_ACCESS_KEY="testing",
+    AWS_DEFAULT_REGION="us-east-1",
+    POWERTOOLS_TRACE_DISABLED="1",
+    POWERTOOLS_METRICS_NAMESPACE="VideoIndexTest",
+    POWERTOOLS_LOG_LEVEL="WARNING",
+)
+
+ENGINES = ("moto", "dynamodb_local")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local() -> Iterator[DynamoDBLocal]:
+    """One DynamoDB Local for the whole run; tests isolate themselves by table name."""
+    with DynamoDBLocal() as server:
+        yield server
+
+
+TableFactory = Callable[[], tuple[Any, str]]
+
+
+def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFactory:
+    """A function creating a fresh read-model table on ``engine``: (client, table name).
+
+    For moto it must be called inside an active ``mock_aws``.
+    """
+
+    def factory() -> tuple[Any, str]:
+        if engine == "dynamodb_local":
+            server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+            client = boto3.client("dynamodb", endpoint_url=server.endpoint)
+        else:
+            client = boto3.client("dynamodb")
+        name = f"read-model-{uuid.uuid4().hex[:12]}"
+        create_tables(client, name)
+        return client, name
+
+    return factory
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def new_table(engine: str, request: pytest.FixtureRequest) -> TableFactory:
+    return make_table_factory(engine, request)
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    """moto for S3/SQS (and DynamoDB when the engine is moto); DynamoDB Local passes through."""
+    with mock_aws():
+        yield

@@ -1,0 +1,132 @@
+"""Real-shaped AWS event fixtures (from the AWS documentation) and factories over them.
+
+The JSON files beside this module are the documented shapes; the factories copy
+one and change only what a test names, so every event a test builds keeps the
+fields real deliveries carry (and lacks the ones they lack: ``size``/``eTag`` on
+deletes, ``Records`` on ``s3:TestEvent``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus
+
+HERE = Path(__file__).parent
+BUCKET = "video-index-segments"
+
+
+@cache
+def _load(name: str) -> dict[str, Any]:
+    return json.loads((HERE / name).read_text())
+
+
+def sample(name: str) -> dict[str, Any]:
+    """A fresh copy of one documented event, e.g. ``sample("s3_test_event.json")``."""
+    return copy.deepcopy(_load(name))
+
+
+def _iso(moment: datetime | None) -> str:
+    moment = moment or datetime.now(UTC)
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def s3_record(
+    key: str,
+    *,
+    event_name: str = "ObjectCreated:Put",
+    size: int | None = None,
+    etag: str | None = None,
+    sequencer: str | None = None,
+    version_id: str | None = None,
+    bucket: str = BUCKET,
+    event_time: datetime | None = None,
+) -> dict[str, Any]:
+    """One S3 notification record; the key is URL-encoded as S3 does (space -> ``+``).
+
+    Removal and expiration events carry neither size nor eTag; all others do. Pass
+    ``sequencer=None`` to imitate an emulator that omits it.
+    """
+    base = (
+        "s3_object_created_put.json"
+        if event_name.startswith("ObjectCreated")
+        else ("s3_object_removed_delete_marker.json")
+    )
+    record = sample(base)["Records"][0]
+    record["eventName"] = event_name
+    record["eventTime"] = _iso(event_time)
+    record["s3"]["bucket"]["name"] = bucket
+    record["s3"]["bucket"]["arn"] = f"arn:aws:s3:::{bucket}"
+    obj: dict[str, Any] = {"key": quote_plus(key, safe="/")}
+    if not event_name.startswith(("ObjectRemoved", "LifecycleExpiration")):
+        obj["size"] = 0 if size is None else size
+        obj["eTag"] = etag or "d41d8cd98f00b204e9800998ecf8427e"
+    if version_id is not None:
+        obj["versionId"] = version_id
+    if sequencer is not None:
+        obj["sequencer"] = sequencer
+    record["s3"]["object"] = obj
+    return record
+
+
+def s3_notification(*records: dict[str, Any]) -> dict[str, Any]:
+    return {"Records": list(records)}
+
+
+def test_event(bucket: str = BUCKET) -> dict[str, Any]:
+    event = sample("s3_test_event.json")
+    event["Bucket"] = bucket
+    return event
+
+
+def eventbridge_event(
+    key: str,
+    *,
+    detail_type: str = "Object Created",
+    size: int | None = None,
+    etag: str | None = None,
+    sequencer: str | None = None,
+    version_id: str | None = None,
+    deletion_type: str | None = None,
+    bucket: str = BUCKET,
+) -> dict[str, Any]:
+    created = detail_type == "Object Created"
+    event = sample(
+        "eventbridge_object_created.json" if created else "eventbridge_object_deleted.json"
+    )
+    event["id"] = str(uuid.uuid4())
+    event["resources"] = [f"arn:aws:s3:::{bucket}"]
+    detail = event["detail"]
+    detail["bucket"]["name"] = bucket
+    obj: dict[str, Any] = {"key": quote_plus(key, safe="/")}
+    if created:
+        obj["size"] = 0 if size is None else size
+        obj["etag"] = etag or "d41d8cd98f00b204e9800998ecf8427e"
+    if version_id is not None:
+        obj["version-id"] = version_id
+    if sequencer is not None:
+        obj["sequencer"] = sequencer
+    detail["object"] = obj
+    if not created:
+        detail["deletion-type"] = deletion_type or "Delete Marker Created"
+    return event
+
+
+def sqs_record(body: dict[str, Any] | str, *, receive_count: int = 1) -> dict[str, Any]:
+    record = sample("sqs_record.json")
+    record["messageId"] = str(uuid.uuid4())
+    record["receiptHandle"] = f"AQEB{uuid.uuid4().hex}"
+    record["body"] = body if isinstance(body, str) else json.dumps(body)
+    record["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+    return record
+
+
+def sqs_event(*records: dict[str, Any]) -> dict[str, Any]:
+    return {"Records": list(records)}
