@@ -108,6 +108,19 @@ class Ingestor:
         outcomes = [self._apply_to(generation, segment, event) for generation in self._generations]
         return outcomes[0]
 
+    def repair(self, segment: SegmentKey) -> Outcome:
+        """Make the read model agree with S3 about one key now (read repair).
+
+        The same path as an event without a sequencer: HEAD, then a
+        compare-and-set transition, so aggregates move by exact deltas.
+        """
+        outcomes = [
+            self._apply_observed(generation, segment, None)
+            for generation in self._store.generations()
+        ]
+        self.record(outcomes[0])
+        return outcomes[0]
+
     def _apply_to(self, generation: int, segment: SegmentKey, event: ObjectEvent) -> Outcome:
         decisive = event.sequencer is not None and (
             event.action is Action.REMOVED

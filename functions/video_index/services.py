@@ -20,6 +20,8 @@ CLIENT_CONFIG = Config(
     connect_timeout=3,
     read_timeout=10,
 )
+#: Presigned URLs must be SigV4 (the only scheme newer regions accept).
+S3_CONFIG = CLIENT_CONFIG.merge(Config(signature_version="s3v4"))
 
 
 @dataclass(frozen=True)
@@ -33,13 +35,17 @@ class Clients:
         session = session or boto3.session.Session()
         return cls(
             dynamodb=session.client("dynamodb", config=CLIENT_CONFIG),
-            s3=session.client("s3", config=CLIENT_CONFIG),
+            s3=session.client("s3", config=S3_CONFIG),
             sqs=session.client("sqs", config=CLIENT_CONFIG),
         )
 
 
+def build_store(settings: Settings, clients: Clients) -> ReadModelStore:
+    return ReadModelStore(clients.dynamodb, settings.table, tombstone_days=settings.tombstone_days)
+
+
 def build_ingest_service(settings: Settings, clients: Clients) -> IngestService:
-    store = ReadModelStore(clients.dynamodb, settings.table, tombstone_days=settings.tombstone_days)
+    store = build_store(settings, clients)
     ingestor = Ingestor(store, ObjectReader(clients.s3, settings.bucket))
     parking = DeadLetterParking(clients.sqs, settings.dlq_url) if settings.dlq_url else None
     return IngestService(ingestor, parking)

@@ -13,12 +13,18 @@ ENV_QUEUE_URL: Final = "VIDEO_INDEX_QUEUE_URL"
 ENV_DLQ_URL: Final = "VIDEO_INDEX_DLQ_URL"
 ENV_GAP_TOLERANCE_MS: Final = "VIDEO_INDEX_GAP_TOLERANCE_MS"
 ENV_TOMBSTONE_DAYS: Final = "VIDEO_INDEX_TOMBSTONE_DAYS"
+ENV_PRESIGN_SECONDS: Final = "VIDEO_INDEX_PRESIGN_SECONDS"
+ENV_FRESH_WINDOW_SECONDS: Final = "VIDEO_INDEX_FRESH_WINDOW_SECONDS"
 
 DEFAULT_GAP_TOLERANCE_MS: Final = 1000
 #: How long a deleted key's tombstone (its last sequencer) is kept. It must outlive
 #: any redelivery of an older event for the key: SQS keeps messages at most 14 days
 #: in the queue and 14 more in the DLQ before a redrive.
 DEFAULT_TOMBSTONE_DAYS: Final = 35
+#: Presigned segment URLs are short-lived (SPEC §11).
+DEFAULT_PRESIGN_SECONDS: Final = 900
+#: How far back the API merges a live S3 listing into answers (SPEC §6).
+DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
 
 
 class ConfigurationError(RuntimeError):
@@ -34,6 +40,8 @@ class Settings:
     dlq_url: str | None = None
     gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
     tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
+    presign_seconds: int = DEFAULT_PRESIGN_SECONDS
+    fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -49,6 +57,8 @@ class Settings:
             dlq_url=env.get(ENV_DLQ_URL) or None,
             gap_tolerance_ms=_int(env, ENV_GAP_TOLERANCE_MS, DEFAULT_GAP_TOLERANCE_MS),
             tombstone_days=_int(env, ENV_TOMBSTONE_DAYS, DEFAULT_TOMBSTONE_DAYS),
+            presign_seconds=_int(env, ENV_PRESIGN_SECONDS, DEFAULT_PRESIGN_SECONDS),
+            fresh_window_seconds=_int(env, ENV_FRESH_WINDOW_SECONDS, DEFAULT_FRESH_WINDOW_SECONDS),
         )
 
 

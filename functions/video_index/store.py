@@ -30,6 +30,7 @@ from video_index.layout import (
 )
 from video_index.models import SegmentRecord
 from video_index.projection import ObjectState, transition_deltas
+from video_index.table_schema import ID_ATTRIBUTE, ID_INDEX
 
 TRANSIENT_CODES: Final = frozenset(
     {
@@ -274,6 +275,60 @@ class ReadModelStore:
         self._known_devices.add((generation, device))
 
     # -- reading -------------------------------------------------------------------
+
+    def query_range(
+        self, pk: str, low: str, high: str, *, descending: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Items of one partition with ``low <= sk <= high``, in sort order, paged by 1 MB."""
+        return self.query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=_item({":pk": pk, ":low": low, ":high": high}),
+            ScanIndexForward=not descending,
+        )
+
+    def query_all(self, pk: str) -> Iterator[dict[str, Any]]:
+        """Every item of one partition, in sort order, paged by 1 MB."""
+        return self.query(
+            KeyConditionExpression="pk = :pk", ExpressionAttributeValues=_item({":pk": pk})
+        )
+
+    def query_partition(
+        self, pk: str, *, after: str | None = None, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of a partition, after sort key ``after``: (items, last sort key or None)."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": _item({":pk": pk}),
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if limit is not None:
+            request["Limit"] = limit
+        if after is not None:
+            request["ExclusiveStartKey"] = _item({"pk": pk, "sk": after})
+        page = self._call("query", **request)
+        last = page.get("LastEvaluatedKey")
+        return [_plain(i) for i in page.get("Items", [])], _plain(last)["sk"] if last else None
+
+    def keys_with_id(self, segment_id: str) -> list[tuple[str, str]]:
+        """(pk, sk) of every segment item, of any device and generation, with this id."""
+        found = self.query(
+            IndexName=ID_INDEX,
+            KeyConditionExpression="#id = :id",
+            ExpressionAttributeNames={"#id": ID_ATTRIBUTE},
+            ExpressionAttributeValues=_item({":id": segment_id}),
+        )
+        return [(item["pk"], item["sk"]) for item in found]
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        response = self._call(
+            "get_item",
+            TableName=self._table,
+            Key=_item({"pk": pk, "sk": sk}),
+            ReturnConsumedCapacity="TOTAL",
+        )
+        item = response.get("Item")
+        return _plain(item) if item else None
 
     def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Every item of a Query, page by page, as plain Python values."""

@@ -130,3 +130,27 @@ def sqs_record(body: dict[str, Any] | str, *, receive_count: int = 1) -> dict[st
 
 def sqs_event(*records: dict[str, Any]) -> dict[str, Any]:
     return {"Records": list(records)}
+
+
+def http_request(path: str, query: str = "", method: str = "GET") -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) request event for ``path?query``.
+
+    ``query`` is the raw query string, URL-encoded as a client sends it; API
+    Gateway also hands the handler ``queryStringParameters`` decoded, with
+    repeated names joined by commas.
+    """
+    from urllib.parse import parse_qsl
+
+    event = sample("apigw_http_v2.json")
+    event["rawPath"] = path
+    event["rawQueryString"] = query
+    event["routeKey"] = "$default"
+    event["requestContext"]["http"]["path"] = path
+    event["requestContext"]["http"]["method"] = method
+    event["requestContext"]["requestId"] = uuid.uuid4().hex[:16]
+    params: dict[str, str] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        params[name] = f"{params[name]},{value}" if name in params else value
+    if params:
+        event["queryStringParameters"] = params
+    return event
