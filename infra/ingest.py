@@ -27,13 +27,6 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
-from video_index.settings import (
-    ENV_BUCKET,
-    ENV_DLQ_URL,
-    ENV_GAP_TOLERANCE_MS,
-    ENV_TABLE,
-    ENV_TOMBSTONE_DAYS,
-)
 
 from infra.settings import (
     DLQ_RETENTION_DAYS,
@@ -41,6 +34,13 @@ from infra.settings import (
     INGEST_SERVICE_NAME,
     METRICS_NAMESPACE,
     StackSettings,
+)
+from video_index.settings import (
+    ENV_BUCKET,
+    ENV_DLQ_URL,
+    ENV_GAP_TOLERANCE_MS,
+    ENV_TABLE,
+    ENV_TOMBSTONE_DAYS,
 )
 
 #: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so

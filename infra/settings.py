@@ -20,8 +20,14 @@ from typing import Any, Final, NoReturn
 
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+
 from video_index.keys import KEY_PREFIX, KINDS
-from video_index.settings import DEFAULT_GAP_TOLERANCE_MS, DEFAULT_TOMBSTONE_DAYS
+from video_index.settings import (
+    DEFAULT_FRESH_WINDOW_SECONDS,
+    DEFAULT_GAP_TOLERANCE_MS,
+    DEFAULT_PRESIGN_SECONDS,
+    DEFAULT_TOMBSTONE_DAYS,
+)
 
 # --- naming -----------------------------------------------------------------------------------
 
@@ -29,6 +35,8 @@ from video_index.settings import DEFAULT_GAP_TOLERANCE_MS, DEFAULT_TOMBSTONE_DAY
 DEFAULT_STACK_NAME: Final = "VideoIndex"
 #: Powertools service name of the ingest Lambda (logs, traces, metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
+#: Powertools service name of the API Lambda.
+API_SERVICE_NAME: Final = "video-index-api"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Id of the S3 Inventory configuration; it is part of the report path
@@ -49,6 +57,17 @@ DLQ_RETENTION_DAYS: Final = 14
 #: AWS guidance for an SQS event source: visibility timeout at least 6x the function
 #: timeout, so a message is not redelivered while a (retried) invocation still holds it.
 VISIBILITY_TIMEOUT_FACTOR: Final = 6
+#: API Gateway HTTP APIs end an integration after at most 30 s, so a longer Lambda timeout
+#: would only burn compute for a client that already got a 503.
+API_INTEGRATION_TIMEOUT_SECONDS: Final = 30
+#: "Short-lived" presigned URLs (SPEC §6): at most one hour.
+MAX_PRESIGN_SECONDS: Final = 3600
+#: The freshness merge lists one S3 prefix per hour of the window; a day bounds that cost.
+MAX_FRESH_WINDOW_SECONDS: Final = 24 * 60 * 60
+#: Authorization modes of the HTTP API (SPEC §6: IAM or JWT, chosen at deploy).
+API_AUTH_IAM: Final = "iam"
+API_AUTH_JWT: Final = "jwt"
+API_AUTH_MODES: Final = (API_AUTH_IAM, API_AUTH_JWT)
 #: Publisher account of the public Powertools for AWS Lambda (Python) layers.
 POWERTOOLS_LAYER_ACCOUNT: Final = "017000801446"
 #: Layer name matching the runtime (python3.13) and architecture (arm64) of the functions.
@@ -129,6 +148,23 @@ class StackSettings:
     powertools_layer_version: int = 22
     #: Optional address subscribed to the alarm topic.
     alarm_email: str | None = None
+    #: Authorization of every API route: ``iam`` (SigV4-signed requests) or ``jwt``.
+    api_auth: str = API_AUTH_IAM
+    #: JWT issuer URL (``https://...``; API Gateway reads its OpenID configuration);
+    #: required when ``api_auth`` is ``jwt`` and only allowed then.
+    api_jwt_issuer: str | None = None
+    #: Accepted JWT audiences, comma-separated; required when ``api_auth`` is ``jwt``.
+    api_jwt_audience: str | None = None
+    #: Steady-state requests per second and burst of the API's default stage.
+    api_throttle_rate: int = 50
+    api_throttle_burst: int = 100
+    #: API Lambda timeout (at most the HTTP API integration timeout) and memory.
+    api_timeout_seconds: int = 29
+    api_memory_mb: int = 512
+    #: Lifetime of the presigned segment URLs the API hands out ("short-lived", SPEC §6).
+    presign_seconds: int = DEFAULT_PRESIGN_SECONDS
+    #: How far back the API merges an S3 listing into read-model answers (SPEC §6 freshness).
+    fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
 
     def __post_init__(self) -> None:
         self._validate()
@@ -167,6 +203,16 @@ class StackSettings:
     @property
     def queue_visibility_timeout_seconds(self) -> int:
         return VISIBILITY_TIMEOUT_FACTOR * self.ingest_timeout_seconds
+
+    @property
+    def api_name(self) -> str:
+        """Name of the HTTP API: the stack's name, so several stacks stay apart in the console."""
+        return f"{self.stack_name}-api"
+
+    @property
+    def api_jwt_audiences(self) -> tuple[str, ...]:
+        """The accepted JWT audiences (``api_jwt_audience`` split at commas)."""
+        return _split_list(self.api_jwt_audience)
 
     @property
     def log_retention(self) -> logs.RetentionDays:
@@ -216,6 +262,33 @@ class StackSettings:
             allowed = ", ".join(str(days) for days in LOG_RETENTION)
             _fail("log_retention_days", f"must be one of {allowed}, got {self.log_retention_days}")
         _check_range("powertools_layer_version", self.powertools_layer_version, 1)
+        self._validate_api()
+
+    def _validate_api(self) -> None:
+        if self.api_auth not in API_AUTH_MODES:
+            allowed = ", ".join(repr(mode) for mode in API_AUTH_MODES)
+            _fail("api_auth", f"must be one of {allowed}, got {self.api_auth!r}")
+        if self.api_auth == API_AUTH_JWT:
+            if self.api_jwt_issuer is None:
+                _fail("api_jwt_issuer", "is required when api_auth is 'jwt'")
+            if not re.fullmatch(r"https://[^\s/]+(/\S*)?", self.api_jwt_issuer):
+                _fail("api_jwt_issuer", f"must be an https:// URL, got {self.api_jwt_issuer!r}")
+            if not self.api_jwt_audiences:
+                _fail("api_jwt_audience", "is required when api_auth is 'jwt'")
+        else:
+            # A JWT setting that has no effect is a misconfiguration, not a no-op: the
+            # deployer believes tokens are checked while the API expects SigV4.
+            for key in ("api_jwt_issuer", "api_jwt_audience"):
+                if getattr(self, key) is not None:
+                    _fail(key, f"is only used when api_auth is 'jwt', not {self.api_auth!r}")
+        _check_range("api_throttle_rate", self.api_throttle_rate, 1)
+        _check_range("api_throttle_burst", self.api_throttle_burst, 1)
+        _check_range(
+            "api_timeout_seconds", self.api_timeout_seconds, 1, API_INTEGRATION_TIMEOUT_SECONDS
+        )
+        _check_range("api_memory_mb", self.api_memory_mb, 128, 10240)
+        _check_range("presign_seconds", self.presign_seconds, 1, MAX_PRESIGN_SECONDS)
+        _check_range("fresh_window_seconds", self.fresh_window_seconds, 1, MAX_FRESH_WINDOW_SECONDS)
 
 
 def _fail(key: str, problem: str) -> NoReturn:
@@ -236,6 +309,10 @@ def _parse_int(key: str, raw: object) -> int:
     if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+\s*", raw):
         return int(raw)
     _fail(key, f"must be a whole number, got {raw!r}")
+
+
+def _split_list(raw: str | None) -> tuple[str, ...]:
+    return tuple(item.strip() for item in (raw or "").split(",") if item.strip())
 
 
 def _parse_optional_str(key: str, raw: object) -> str | None:

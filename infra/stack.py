@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from infra.api import QueryApi
 from infra.ingest import AlarmTopic, IngestPipeline
 from infra.read_model import ReadModelTable
 from infra.settings import StackSettings
@@ -18,7 +19,7 @@ from infra.storage import SegmentStorage
 
 
 class VideoIndexStack(Stack):
-    """Segment bucket -> notifications -> ingest -> read-model table, with alarms.
+    """Segment bucket -> notifications -> ingest -> read-model table -> HTTP API, with alarms.
 
     Environment-agnostic on purpose (no account/region, no lookups): it synthesizes
     offline and without credentials, and one template deploys to any region.
@@ -39,4 +40,17 @@ class VideoIndexStack(Stack):
             bucket=self.storage.bucket,
             table=self.read_model.table,
             alarm_topic=self.alarms.topic,
+        )
+        self.api = QueryApi(
+            self,
+            "Api",
+            settings=settings,
+            bucket=self.storage.bucket,
+            table=self.read_model.table,
+        )
+        self.api_url_output = CfnOutput(
+            self,
+            "ApiUrl",
+            description=f"Base URL of the video-index HTTP API ({settings.api_auth} authorization)",
+            value=self.api.url,
         )

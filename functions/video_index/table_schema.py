@@ -11,10 +11,29 @@ from typing import Any, Final
 PARTITION_KEY: Final = "pk"
 SORT_KEY: Final = "sk"
 TTL_ATTRIBUTE: Final = "expires_at"
+#: Global secondary index of the read model that finds a segment item by its id alone
+#: (``GET /devices/{device}/segments/{id}``). Keys only: the API reads the item itself.
+#: Tombstones keep their id, so a deleted segment is found too (and answered 404).
+ID_INDEX: Final = "by_id"
+ID_ATTRIBUTE: Final = "id"
 
 
 def read_model_table_definition(table_name: str) -> dict[str, Any]:
-    """``CreateTable`` arguments for the read-model table (on-demand, pk/sk strings)."""
+    """``CreateTable`` arguments for the read-model table (on-demand, pk/sk strings, ``by_id``)."""
+    definition = _keyed_table_definition(table_name)
+    definition["AttributeDefinitions"].append({"AttributeName": ID_ATTRIBUTE, "AttributeType": "S"})
+    definition["GlobalSecondaryIndexes"] = [
+        {
+            "IndexName": ID_INDEX,
+            "KeySchema": [{"AttributeName": ID_ATTRIBUTE, "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ]
+    return definition
+
+
+def _keyed_table_definition(table_name: str) -> dict[str, Any]:
+    """On-demand table keyed by ``pk``/``sk`` strings, without secondary indexes."""
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -31,7 +50,7 @@ def read_model_table_definition(table_name: str) -> dict[str, Any]:
 
 def annotations_table_definition(table_name: str) -> dict[str, Any]:
     """``CreateTable`` arguments for the annotations table (primary data, SPEC §7)."""
-    return read_model_table_definition(table_name)
+    return _keyed_table_definition(table_name)
 
 
 def create_tables(client: Any, read_model: str, annotations: str | None = None) -> None:

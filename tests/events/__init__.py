@@ -23,7 +23,8 @@ BUCKET = "video-index-segments"
 
 @cache
 def _load(name: str) -> dict[str, Any]:
-    return json.loads((HERE / name).read_text())
+    loaded: dict[str, Any] = json.loads((HERE / name).read_text())
+    return loaded
 
 
 def sample(name: str) -> dict[str, Any]:
@@ -73,7 +74,8 @@ def s3_record(
     if sequencer is not None:
         obj["sequencer"] = sequencer
     record["s3"]["object"] = obj
-    return record
+    shaped: dict[str, Any] = record
+    return shaped
 
 
 def s3_notification(*records: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,57 @@
+"""``python -m bench [--quick]``: run every benchmark and print its figures.
+
+Add a benchmark by appending a callable taking a :class:`BenchContext` to
+:data:`BENCHMARKS`; it prints its own tables and raises
+:class:`BenchmarkFailed` when its correctness check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from rich.console import Console
+
+from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
+
+isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
+
+from bench.ingest import ingest_benchmark  # noqa: E402
+
+Benchmark = Callable[[BenchContext], None]
+
+#: Every benchmark ``make bench`` runs, in order.
+BENCHMARKS: list[Benchmark] = [ingest_benchmark]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument(
+        "--quick", action="store_true", help="a small smoke run (not the figures to quote)"
+    )
+    args = parser.parse_args(argv)
+    console = Console()
+    if not console.is_terminal:  # piped or logged: wide enough for the tables
+        console = Console(width=140)
+    failures: list[str] = []
+    with BenchContext(console=console, quick=args.quick) as context:
+        for benchmark in BENCHMARKS:
+            began = time.perf_counter()
+            try:
+                benchmark(context)
+            except BenchmarkFailed as exc:
+                console.print(f"[bold red]FAILED[/] {benchmark.__name__}: {exc}")
+                failures.append(benchmark.__name__)
+            console.print(
+                f"[dim]{benchmark.__name__} took {time.perf_counter() - began:.1f} s[/]\n"
+            )
+    if failures:
+        console.print(f"[bold red]{len(failures)} benchmark(s) failed: {', '.join(failures)}[/]")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""Clients -> read model: the HTTP API, its Lambda, authorization, throttling, access logs.
+
+Wiring of SPEC §6: one API Gateway HTTP API with an explicit set of ``GET`` routes
+(no ``$default`` catch-all, so an unknown path is answered by API Gateway and never
+invokes the function), every route behind the authorizer chosen at deploy time
+(``api_auth``: IAM/SigV4 by default, or JWT). The Lambda gets exactly the
+permissions the handler uses, written out here instead of the ``grant_*`` helpers,
+so a review of this file is a review of its privileges.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from aws_cdk import Acknowledgment, CfnElement, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct, IConstruct
+
+from infra.ingest import ASSET_EXCLUDES, FUNCTIONS_DIR
+from infra.settings import (
+    API_AUTH_JWT,
+    API_SERVICE_NAME,
+    INDEXED_PREFIX,
+    METRICS_NAMESPACE,
+    StackSettings,
+)
+from video_index.settings import (
+    ENV_BUCKET,
+    ENV_FRESH_WINDOW_SECONDS,
+    ENV_GAP_TOLERANCE_MS,
+    ENV_PRESIGN_SECONDS,
+    ENV_TABLE,
+    ENV_TOMBSTONE_DAYS,
+)
+from video_index.table_schema import ID_INDEX
+
+API_HANDLER: Final = "video_index.handlers.api.handler"
+
+#: Every path the API serves (SPEC §6), all ``GET``, all to the one function. The
+#: annotation and segment-deletion routes are added with the annotations store.
+ROUTE_PATHS: Final = (
+    "/devices",
+    "/devices/{device}",
+    "/devices/{device}/calendar",
+    "/devices/{device}/ranges",
+    "/devices/{device}/segments",
+    "/devices/{device}/segments/{id}",
+    "/devices/{device}/playlist.m3u8",
+    "/devices/{device}/overlays",
+    "/openapi.json",
+)
+
+#: Read-model reads of every route: one item by key, or a key-range query.
+READ_MODEL_READ_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
+#: Read repair: ``GET .../segments/{id}`` finds the object gone and corrects that one key
+#: through the ingest code path (an optimistic put/update, a transaction with a
+#: condition check on the same table). No DeleteItem: a removal is written as a tombstone.
+READ_REPAIR_ACTIONS: Final = [
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+]
+
+#: Access log line (JSON) of the default stage: who asked what, and how it ended.
+ACCESS_LOG_FORMAT: Final = json.dumps(
+    {
+        "requestId": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "requestTime": "$context.requestTime",
+        "httpMethod": "$context.httpMethod",
+        "routeKey": "$context.routeKey",
+        "status": "$context.status",
+        "protocol": "$context.protocol",
+        "responseLength": "$context.responseLength",
+        "integrationError": "$context.integrationErrorMessage",
+        "authorizerError": "$context.authorizer.error",
+    },
+    separators=(",", ":"),
+)
+
+
+class QueryApi(Construct):
+    """The API Lambda with least privilege, behind an authorized, throttled, logged HTTP API."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: StackSettings,
+        bucket: s3.IBucket,
+        table: dynamodb.ITable,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = logs.LogGroup(
+            self,
+            "LogGroup",
+            retention=settings.log_retention,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.access_log_group = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=settings.log_retention,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.role = self._role(bucket=bucket, table=table)
+        self.function = self._function(settings=settings, bucket=bucket, table=table)
+        self.authorizer = self._authorizer(settings)
+        self.http_api = apigwv2.HttpApi(
+            self,
+            "HttpApi",
+            api_name=settings.api_name,
+            description="video-index: segments, calendars, ranges and playlists of camera video",
+        )
+        integration = integrations.HttpLambdaIntegration("Function", self.function)
+        for path in ROUTE_PATHS:
+            self.http_api.add_routes(
+                path=path,
+                methods=[apigwv2.HttpMethod.GET],
+                integration=integration,
+                authorizer=self.authorizer,
+            )
+        self.stage = self._configure_default_stage(settings)
+
+    @property
+    def url(self) -> str:
+        """Base URL of the API (its ``$default`` stage)."""
+        url = self.http_api.url
+        if url is None:  # pragma: no cover - the default stage is always created
+            raise RuntimeError("the HTTP API has no default stage")
+        return url
+
+    # --- resources ---------------------------------------------------------------------------
+
+    def _role(self, *, bucket: s3.IBucket, table: dynamodb.ITable) -> iam.Role:
+        """Execution role with only what the handler does; no managed policies.
+
+        Logging goes to the function's own log group (no AWSLambdaBasicExecutionRole,
+        which allows any log group). Active tracing adds its own X-Ray statement.
+        """
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="video-index API: reads the read model and segments, repairs one key",
+        )
+        statements = [
+            iam.PolicyStatement(
+                sid="WriteOwnLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[self.log_group.log_group_arn],
+            ),
+            iam.PolicyStatement(
+                sid="ReadModelRead",
+                actions=list(READ_MODEL_READ_ACTIONS),
+                resources=[table.table_arn],
+            ),
+            # GET .../segments/{id} knows only the id; the keys-only index gives the key.
+            iam.PolicyStatement(
+                sid="FindSegmentById",
+                actions=["dynamodb:Query"],
+                resources=[f"{table.table_arn}/index/{ID_INDEX}"],
+            ),
+            iam.PolicyStatement(
+                sid="ReadRepair",
+                actions=list(READ_REPAIR_ACTIONS),
+                resources=[table.table_arn],
+            ),
+            # HEAD checks that a segment still exists; presigned GET URLs are signed with
+            # this role, so they are only as good as this permission.
+            iam.PolicyStatement(
+                sid="ReadSegmentObjects",
+                actions=["s3:GetObject"],
+                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+            # The freshness merge lists recent hour prefixes under v1/. With ListBucket,
+            # HEAD of a missing key answers 404 instead of 403. No s3:prefix condition: a
+            # HEAD carries no prefix, so S3's implicit ListBucket check would not match one.
+            iam.PolicyStatement(
+                sid="ListSegmentKeys",
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+            ),
+        ]
+        for statement in statements:
+            role.add_to_principal_policy(statement)
+        Validations.of(role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions-IAM5[Resource::<{_logical_id(bucket)}.Arn>/v1/*]",
+                reason=(
+                    "Object keys are unbounded by design (one per segment); the wildcard is "
+                    "confined to the indexed v1/ prefix and to s3:GetObject (HEAD and "
+                    "presigned GET of segments)."
+                ),
+            ),
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason=(
+                    "Added by Lambda active tracing: xray:PutTraceSegments and "
+                    "xray:PutTelemetryRecords support no resource-level permissions."
+                ),
+            ),
+        )
+        return role
+
+    def _function(
+        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
+    ) -> lambda_.Function:
+        powertools = lambda_.LayerVersion.from_layer_version_arn(
+            self, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(self).region)
+        )
+        function = lambda_.Function(
+            self,
+            "Function",
+            description="video-index API: read model and segments over HTTP",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=API_HANDLER,
+            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
+            layers=[powertools],
+            tracing=lambda_.Tracing.ACTIVE,
+            timeout=Duration.seconds(settings.api_timeout_seconds),
+            memory_size=settings.api_memory_mb,
+            role=self.role,
+            log_group=self.log_group,
+            environment={
+                ENV_BUCKET: bucket.bucket_name,
+                ENV_TABLE: table.table_name,
+                ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
+                ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
+                ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
+                ENV_FRESH_WINDOW_SECONDS: str(settings.fresh_window_seconds),
+                "POWERTOOLS_SERVICE_NAME": API_SERVICE_NAME,
+                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            },
+        )
+        Validations.of(function).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-L1",
+                reason=(
+                    "Pinned to python3.13 because the public Powertools layer is built per "
+                    "Python version (AWSLambdaPowertoolsPythonV3-python313-arm64); runtime and "
+                    "layer are upgraded together."
+                ),
+            )
+        )
+        return function
+
+    def _authorizer(self, settings: StackSettings) -> apigwv2.IHttpRouteAuthorizer:
+        """IAM (SigV4) unless ``api_auth`` is ``jwt``; settings guarantee issuer and audience."""
+        if settings.api_auth == API_AUTH_JWT:
+            if settings.api_jwt_issuer is None:  # pragma: no cover - StackSettings rejects it
+                raise ValueError("api_auth is 'jwt' but api_jwt_issuer is not set")
+            return authorizers.HttpJwtAuthorizer(
+                "JwtAuthorizer",
+                settings.api_jwt_issuer,
+                jwt_audience=list(settings.api_jwt_audiences),
+            )
+        return authorizers.HttpIamAuthorizer()
+
+    def _configure_default_stage(self, settings: StackSettings) -> apigwv2.IHttpStage:
+        """Throttling and access logging on the ``$default`` stage.
+
+        The HttpApi L2 creates that stage without options, so both are set on its
+        CloudFormation resource. HTTP APIs write access logs through API Gateway's
+        service-linked role; no account-level CloudWatch role is involved.
+        """
+        stage = self.http_api.default_stage
+        if stage is None:  # pragma: no cover - create_default_stage defaults to true
+            raise RuntimeError("the HTTP API has no default stage")
+        cfn_stage = stage.node.default_child
+        if not isinstance(cfn_stage, apigwv2.CfnStage):  # pragma: no cover
+            raise TypeError("the default stage has no AWS::ApiGatewayV2::Stage resource")
+        cfn_stage.default_route_settings = apigwv2.CfnStage.RouteSettingsProperty(
+            throttling_rate_limit=settings.api_throttle_rate,
+            throttling_burst_limit=settings.api_throttle_burst,
+        )
+        cfn_stage.access_log_settings = apigwv2.CfnStage.AccessLogSettingsProperty(
+            destination_arn=self.access_log_group.log_group_arn,
+            format=ACCESS_LOG_FORMAT,
+        )
+        return stage
+
+
+def _logical_id(construct: IConstruct) -> str:
+    """Logical id of a construct's CloudFormation resource, as cdk-nag prints it."""
+    default_child = construct.node.default_child
+    if not isinstance(default_child, CfnElement):
+        raise TypeError(f"{construct.node.path} has no CloudFormation resource")
+    return Stack.of(construct).get_logical_id(default_child)
