@@ -211,3 +211,25 @@ def test_event_parsing_decodes_keys_and_reads_deletes_without_size() -> None:
 def test_malformed_bodies_name_what_is_wrong(body: str, reason: str) -> None:
     with pytest.raises(MalformedMessage, match=reason):
         events_from_body(body)
+
+
+def test_an_emulators_notification_without_sequencer_or_identity_is_applied(world: World) -> None:
+    # Given moto's own S3 -> SQS notification (no sequencer, no userIdentity, no ownerIdentity)
+    sqs = boto3.client("sqs")
+    queue = sqs.create_queue(QueueName="notifications")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]
+    world.s3.put_bucket_notification_configuration(
+        Bucket=ev.BUCKET,
+        NotificationConfiguration={
+            "QueueConfigurations": [{"QueueArn": arn["QueueArn"], "Events": ["s3:ObjectCreated:*"]}]
+        },
+    )
+    world.s3.put_object(Bucket=ev.BUCKET, Key=KEY, Body=b"12345")
+    bodies = [
+        m["Body"] for m in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+    ]
+    # When the messages are ingested as they come
+    world.service.handle(ev.sqs_event(*(ev.sqs_record(b) for b in bodies)), None)
+    # Then S3 (HEAD) decided, and the test event was acknowledged
+    assert world.segment().size == 5
+    assert world.outcomes() == {Outcome.APPLIED: 1}

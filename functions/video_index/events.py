@@ -19,11 +19,42 @@ from urllib.parse import unquote_plus
 from aws_lambda_powertools.utilities.parser.models import (
     S3EventNotificationEventBridgeModel,
     S3Model,
+    S3RecordModel,
+)
+from aws_lambda_powertools.utilities.parser.models.s3 import (
+    S3Bucket,
+    S3Identity,
+    S3Message,
+    S3OwnerIdentify,
+    S3RequestParameters,
+    S3ResponseElements,
 )
 from pydantic import ValidationError
 
 SEQUENCER_WIDTH: Final = 32
 _HEX: Final = re.compile(r"^[0-9A-Fa-f]{1,32}$")
+
+
+class _Bucket(S3Bucket):
+    ownerIdentity: S3OwnerIdentify | None = None  # type: ignore[assignment]
+
+
+class _Message(S3Message):
+    bucket: _Bucket
+
+
+class S3Record(S3RecordModel):
+    """An S3 notification record; the fields ingest never reads may be missing, as
+    emulators (moto) omit them."""
+
+    s3: _Message
+    userIdentity: S3Identity | None = None  # type: ignore[assignment]
+    requestParameters: S3RequestParameters | None = None  # type: ignore[assignment]
+    responseElements: S3ResponseElements | None = None  # type: ignore[assignment]
+
+
+class S3Notification(S3Model):
+    Records: list[S3Record]  # type: ignore[assignment]
 
 
 class Action(StrEnum):
@@ -96,7 +127,7 @@ def events_from_payload(payload: Any) -> list[ObjectEvent]:
         return []
     try:
         if is_s3_notification(payload):
-            return _from_notification(S3Model.model_validate(payload))
+            return _from_notification(S3Notification.model_validate(payload))
         if is_eventbridge_s3(payload):
             return _from_eventbridge(S3EventNotificationEventBridgeModel.model_validate(payload))
     except ValidationError as exc:
@@ -110,7 +141,7 @@ def events_from_payload(payload: Any) -> list[ObjectEvent]:
     )
 
 
-def _from_notification(model: S3Model) -> list[ObjectEvent]:
+def _from_notification(model: S3Notification) -> list[ObjectEvent]:
     events = []
     for record in model.Records:
         obj = record.s3.object

@@ -108,16 +108,14 @@ class Ingestor:
         outcomes = [self._apply_to(generation, segment, event) for generation in self._generations]
         return outcomes[0]
 
-    def repair(self, segment: SegmentKey) -> Outcome:
-        """Make the read model agree with S3 about one key now (read repair).
+    def repair(self, segment: SegmentKey, generations: list[int] | None = None) -> Outcome:
+        """Make the read model agree with S3 about one key now (read repair, reconcile).
 
         The same path as an event without a sequencer: HEAD, then a
         compare-and-set transition, so aggregates move by exact deltas.
         """
-        outcomes = [
-            self._apply_observed(generation, segment, None)
-            for generation in self._store.generations()
-        ]
+        targets = generations if generations is not None else self._store.generations()
+        outcomes = [self._apply_observed(generation, segment, None) for generation in targets]
         self.record(outcomes[0])
         return outcomes[0]
 

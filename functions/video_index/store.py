@@ -274,6 +274,63 @@ class ReadModelStore:
                 raise _domain_error(exc) from exc
         self._known_devices.add((generation, device))
 
+    # -- repairs and control -------------------------------------------------------
+
+    def adjust_bucket(
+        self,
+        generation: int,
+        device: str,
+        sk: str,
+        delta: dict[str, int],
+        seen: dict[str, int],
+    ) -> None:
+        """ADD ``delta`` to a bucket item only if its figures are still ``seen``.
+
+        Used to mend aggregates that drifted from the segment items: the
+        condition makes the fix lose to any ingest transition that touched the
+        bucket since it was read (the caller re-reads and recomputes).
+        """
+        names = sorted(set(delta) | set(seen))
+        values: dict[str, Any] = {":zero": _serialize(0)}
+        conditions = []
+        adds = []
+        for i, name in enumerate(names):
+            if seen.get(name, 0):
+                values[f":s{i}"] = _serialize(seen[name])
+                conditions.append(f"#f{i} = :s{i}")
+            else:
+                conditions.append(f"(attribute_not_exists(#f{i}) OR #f{i} = :zero)")
+            if delta.get(name):
+                values[f":d{i}"] = _serialize(delta[name])
+                adds.append(f"#f{i} :d{i}")
+        if not adds:
+            return
+        if not any("zero" in condition for condition in conditions):
+            del values[":zero"]
+        try:
+            self._call(
+                "update_item",
+                TableName=self._table,
+                Key=_item({"pk": bucket_pk(generation, device), "sk": sk}),
+                UpdateExpression="ADD " + ", ".join(adds),
+                ConditionExpression=" AND ".join(conditions),
+                ExpressionAttributeNames={f"#f{i}": name for i, name in enumerate(names)},
+                ExpressionAttributeValues=values,
+                ReturnConsumedCapacity="TOTAL",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise ConditionFailed(None, known=False) from None
+            raise _domain_error(exc) from exc
+
+    def put_control(self, sk: str, attributes: dict[str, Any]) -> None:
+        self._call(
+            "put_item",
+            TableName=self._table,
+            Item=_item({"pk": CONTROL_PK, "sk": sk, **attributes}),
+            ReturnConsumedCapacity="TOTAL",
+        )
+
     # -- reading -------------------------------------------------------------------
 
     def query_range(
@@ -329,6 +386,25 @@ class ReadModelStore:
         )
         item = response.get("Item")
         return _plain(item) if item else None
+
+    def scan_prefix(self, prefix: str) -> Iterator[dict[str, Any]]:
+        """Every item whose ``pk`` starts with ``prefix`` (a whole generation): one
+        request per MB, far below one per item."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": "begins_with(pk, :prefix)",
+            "ExpressionAttributeValues": _item({":prefix": prefix}),
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        while True:
+            page = self._call("scan", **request)
+            yield from (_plain(item) for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def ensure_device(self, generation: int, device: str) -> None:
+        self._ensure_device(generation, device)
 
     def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Every item of a Query, page by page, as plain Python values."""
