@@ -161,7 +161,7 @@ def small_world(aws: None, new_table: Any) -> tuple[Any, Any, str, Reconciler, l
 
 
 def test_an_empty_inventory_does_not_wipe_the_read_model(small_world: Any) -> None:
-    s3, dynamodb, table, reconciler, _ = small_world
+    _, dynamodb, table, reconciler, _ = small_world
     before = scan_items(dynamodb, table)
     # When a report with no objects (or of another bucket) is reconciled without --force
     with pytest.raises(ReconcileRefused) as refused:
