@@ -124,6 +124,7 @@ class _GenerationCache:
 
     store: ReadModelStore
     clock: Callable[[], float]
+    ttl_seconds: float = 10.0
     value: int | None = None
     read_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -131,7 +132,7 @@ class _GenerationCache:
     def get(self) -> int:
         with self.lock:
             now = self.clock()
-            if self.value is None or now - self.read_at > GENERATION_TTL_SECONDS:
+            if self.value is None or now - self.read_at > self.ttl_seconds:
                 self.value = self.store.generations()[0]
                 self.read_at = now
             return self.value
@@ -147,6 +148,7 @@ class Queries:
         gap_tolerance_ms: int,
         fresh_window_ms: int,
         clock: Callable[[], float] = time.time,
+        generation_ttl_seconds: float = GENERATION_TTL_SECONDS,
     ) -> None:
         self._store = store
         self._s3 = s3
@@ -154,7 +156,7 @@ class Queries:
         self.gap_tolerance_ms = gap_tolerance_ms
         self._fresh_window_ms = fresh_window_ms
         self._clock = clock
-        self._generation = _GenerationCache(store, clock)
+        self._generation = _GenerationCache(store, clock, generation_ttl_seconds)
 
     def generation(self) -> int:
         return self._generation.get()

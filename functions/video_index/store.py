@@ -323,6 +323,57 @@ class ReadModelStore:
                 raise ConditionFailed(None, known=False) from None
             raise _domain_error(exc) from exc
 
+    def update_control(
+        self,
+        sk: str,
+        expression: str,
+        condition: str,
+        values: dict[str, Any],
+        names: dict[str, str] | None = None,
+    ) -> None:
+        """A conditional update of one control item; :class:`ConditionFailed` if it lost."""
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": _item({"pk": CONTROL_PK, "sk": sk}),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": _item(values),
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        try:
+            self._call("update_item", **request)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise ConditionFailed(None, known=False) from None
+            raise _domain_error(exc) from exc
+
+    def delete_prefix(self, prefix: str, *, pause: float = 0.0) -> int:
+        """Delete every item whose pk starts with ``prefix`` (a dropped generation)."""
+        deleted = 0
+        batch: list[dict[str, Any]] = []
+        for item in self.scan_prefix(prefix):
+            batch.append({"DeleteRequest": {"Key": _item({"pk": item["pk"], "sk": item["sk"]})}})
+            if len(batch) == 25:
+                deleted += self._delete_batch(batch)
+                batch = []
+                if pause:
+                    time.sleep(pause)
+        if batch:
+            deleted += self._delete_batch(batch)
+        return deleted
+
+    def _delete_batch(self, requests: list[dict[str, Any]]) -> int:
+        count = len(requests)
+        for attempt in range(8):
+            response = self._call("batch_write_item", RequestItems={self._table: requests})
+            requests = response.get("UnprocessedItems", {}).get(self._table, [])
+            if not requests:
+                return count
+            time.sleep(min(2.0, 0.05 * 2**attempt))
+        raise TransientStoreError(f"{len(requests)} deletes left unprocessed; retry later")
+
     def put_control(self, sk: str, attributes: dict[str, Any]) -> None:
         self._call(
             "put_item",
