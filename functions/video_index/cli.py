@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from video_index import local_cli, upload_cli
+from video_index import local_cli, ops_cli, upload_cli
 from video_index.keys import (
     EXTENSIONS,
     KEY_PREFIX,
@@ -266,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=lambda args, console, _: _demo(args, console))
     # Subcommands that live with their feature; each module keeps AWS imports inside
     # its handlers so that importing the CLI stays cheap and reads no configuration.
-    for register in (upload_cli.register, local_cli.register):
+    for register in (upload_cli.register, local_cli.register, ops_cli.register):
         register(commands)
     return parser
 

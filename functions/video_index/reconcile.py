@@ -348,6 +348,10 @@ class Reconciler:
                 continue
         raise TransientStoreError(f"buckets of {partition} kept changing; retry later")
 
+    def record(self, report: ReconcileReport) -> None:
+        """Keep the last run's summary in the control item (``video-index status``)."""
+        self._store.put_control("reconcile", _summary(report))
+
     # -- whole runs ----------------------------------------------------------------------
 
     def run(
@@ -377,7 +381,7 @@ class Reconciler:
                 report.add(self.repair(report.generation, partition, dry_run=dry_run))
         report.finished_at = _now_iso(self._clock)
         if not dry_run and report.refusal is None:
-            self._store.put_control("reconcile", _summary(report))
+            self.record(report)
         if report.refusal is not None:
             raise ReconcileRefused(report)
         return report

@@ -13,6 +13,9 @@ ENV_QUEUE_URL: Final = "VIDEO_INDEX_QUEUE_URL"
 ENV_DLQ_URL: Final = "VIDEO_INDEX_DLQ_URL"
 ENV_GAP_TOLERANCE_MS: Final = "VIDEO_INDEX_GAP_TOLERANCE_MS"
 ENV_TOMBSTONE_DAYS: Final = "VIDEO_INDEX_TOMBSTONE_DAYS"
+ENV_REPORTS_BUCKET: Final = "VIDEO_INDEX_REPORTS_BUCKET"
+ENV_INVENTORY_DESTINATION: Final = "VIDEO_INDEX_INVENTORY_DESTINATION"
+ENV_MAX_REMOVE_SHARE: Final = "VIDEO_INDEX_RECONCILE_MAX_REMOVE_SHARE"
 ENV_PRESIGN_SECONDS: Final = "VIDEO_INDEX_PRESIGN_SECONDS"
 ENV_FRESH_WINDOW_SECONDS: Final = "VIDEO_INDEX_FRESH_WINDOW_SECONDS"
 
@@ -23,6 +26,8 @@ DEFAULT_GAP_TOLERANCE_MS: Final = 1000
 DEFAULT_TOMBSTONE_DAYS: Final = 35
 #: Presigned segment URLs are short-lived (SPEC §11).
 DEFAULT_PRESIGN_SECONDS: Final = 900
+#: Reconcile refuses to remove more than this share of the read model unless forced.
+DEFAULT_MAX_REMOVE_SHARE: Final = 0.1
 #: How far back the API merges a live S3 listing into answers (SPEC §6).
 DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
 
@@ -42,6 +47,9 @@ class Settings:
     tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
     presign_seconds: int = DEFAULT_PRESIGN_SECONDS
     fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
+    reports_bucket: str | None = None
+    inventory_destination: str | None = None
+    max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -59,6 +67,9 @@ class Settings:
             tombstone_days=_int(env, ENV_TOMBSTONE_DAYS, DEFAULT_TOMBSTONE_DAYS),
             presign_seconds=_int(env, ENV_PRESIGN_SECONDS, DEFAULT_PRESIGN_SECONDS),
             fresh_window_seconds=_int(env, ENV_FRESH_WINDOW_SECONDS, DEFAULT_FRESH_WINDOW_SECONDS),
+            reports_bucket=env.get(ENV_REPORTS_BUCKET) or None,
+            inventory_destination=env.get(ENV_INVENTORY_DESTINATION) or None,
+            max_remove_share=_share(env, ENV_MAX_REMOVE_SHARE, DEFAULT_MAX_REMOVE_SHARE),
         )
 
 
@@ -72,4 +83,17 @@ def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int
         raise ConfigurationError(f"{name} must be a whole number, got {raw!r}") from None
     if value < 0:
         raise ConfigurationError(f"{name} must not be negative, got {value}")
+    return value
+
+
+def _share(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number between 0 and 1, got {raw!r}") from None
+    if not 0 <= value <= 1:
+        raise ConfigurationError(f"{name} must be between 0 and 1, got {value}")
     return value
