@@ -36,6 +36,7 @@ from video_index.inventory import (
     InventoryObject,
     Manifest,
     find_latest_manifest,
+    iter_batches,
     iter_objects,
     parse_s3_uri,
     read_manifest,
@@ -224,6 +225,23 @@ def test_streamed_report_of_many_files_reads_back(s3: Any, fmt: str) -> None:
     assert Counter(iter_objects(s3, manifest)) == expected(list(rows()))
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_batches_are_bounded_and_hold_the_same_rows_as_objects(s3: Any, fmt: str) -> None:
+    # Given a report of 1000 rows in 2 files
+    rows = [row(f"v1/{i:04d}", size=i) for i in range(1000)]
+    uri = write(s3, rows, fmt, files=2)
+    manifest = read_manifest(s3, uri)
+
+    # When it is read in column batches of at most 128 rows
+    batches = list(iter_batches(s3, manifest, batch_rows=128))
+
+    # Then no batch is larger, and together they are the rows
+    assert all(0 < len(batch) <= 128 for batch in batches)
+    assert sum(len(batch) for batch in batches) == 1000
+    assert Counter(o for batch in batches for o in batch.objects()) == expected(rows)
+    assert sorted(size for batch in batches for size in batch.sizes) == list(range(1000))
+
+
 # --- versions ----------------------------------------------------------------------------
 
 
@@ -315,8 +333,13 @@ def test_aws_documented_schemas_with_every_optional_field_parse(s3: Any) -> None
 
     # Then every column is named, in order
     assert parquet_columns[:6] == [
-        "bucket", "key", "version_id", "is_latest", "is_delete_marker", "size"
-    ]  # fmt: skip
+        "bucket",
+        "key",
+        "version_id",
+        "is_latest",
+        "is_delete_marker",
+        "size",
+    ]
     assert parquet_columns[-1] == "encryption_status" and len(parquet_columns) == 12
     assert orc_columns[:2] == ["bucket", "key"] and len(orc_columns) == 15
     assert orc_columns[-1] == "object_lock_legal_hold_status"
@@ -502,8 +525,8 @@ def test_csv_row_with_the_wrong_number_of_fields_names_file_and_row(s3: Any) -> 
     # Given a CSV data file with a short second row, and a manifest made to match it
     uri = write(s3, [row("v1/x")], "CSV")
     (data_key,) = data_keys(s3, uri)
-    body = gzip.compress(f'"{SOURCE}","v1%2Fx","1","2026-11-30T00:00:00.000Z","e"\n'
-                         f'"{SOURCE}","v1%2Fy"\n'.encode())  # fmt: skip
+    lines = [f'"{SOURCE}","v1%2Fx","1","2026-11-30T00:00:00.000Z","e"', f'"{SOURCE}","v1%2Fy"']
+    body = gzip.compress("\n".join(lines).encode() + b"\n")
     s3.put_object(Bucket=DEST, Key=data_key, Body=body)
     rewrite_manifest(s3, uri, lambda doc: doc["files"][0].update(size=len(body), MD5checksum=None))
 

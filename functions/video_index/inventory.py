@@ -20,9 +20,12 @@ memory depends on ``batch_rows`` and the ORC stripe size, never on the report's 
 
 Key encoding. The S3 User Guide ("What's included in an Amazon S3 inventory?") says:
 "When using the CSV file format, the key name is URL-encoded and must be decoded before
-you can use it." In practice the encoding is the form style (a space becomes ``+``, a
-literal ``+`` becomes ``%2B``), so CSV keys are decoded with ``unquote_plus``. Parquet
-and ORC keys are stored as they are and never decoded.
+you can use it." The guide does not name the flavour of URL encoding. Users of real
+reports describe it as form style, a space written as ``+`` (e.g. cloud-custodian issue
+#1997, "URL-encoded with space encoded as plus"), the same as S3 event notifications
+(SPEC §4). So CSV keys are decoded with ``unquote_plus``: ``+`` → space, ``%2B`` → ``+``,
+``%XX`` → UTF-8 bytes; a ``/`` left unencoded decodes to itself. Parquet and ORC keys
+are stored as they are and are never decoded.
 """
 
 from __future__ import annotations

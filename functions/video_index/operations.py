@@ -53,6 +53,7 @@ class Ops:
             manifest = find_latest_manifest(self.clients.s3, self.settings.inventory_destination)
         report = read_manifest(self.clients.s3, manifest)
         if report.source_bucket != self.settings.bucket:
+            # Checked before any row is read: a report of another bucket is not the truth.
             raise OperationError(
                 f"{manifest} is an inventory of bucket {report.source_bucket!r}, "
                 f"not of {self.settings.bucket!r}"
