@@ -342,6 +342,6 @@ def _show(
         if outcome.reason is not None:
             console.print(Text(f"{'':<16}{outcome.reason}"), soft_wrap=True)
     if summary:
-        counts = Counter(outcome.status for outcome in outcomes)
+        counts: Counter[str] = Counter(outcome.status for outcome in outcomes)
         text = ", ".join(f"{counts[s]} {s}" for s in _STYLES if counts[s]) or "nothing to upload"
         console.print(Text(f"{len(outcomes)} files: {text}"), soft_wrap=True)
