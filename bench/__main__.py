@@ -19,11 +19,12 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
 from bench.ingest import ingest_benchmark  # noqa: E402
+from bench.queries import queries_benchmark  # noqa: E402
 
 Benchmark = Callable[[BenchContext], None]
 
 #: Every benchmark ``make bench`` runs, in order.
-BENCHMARKS: list[Benchmark] = [ingest_benchmark]
+BENCHMARKS: list[Benchmark] = [ingest_benchmark, queries_benchmark]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,10 +21,12 @@ from typing import Any, Final, NoReturn
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from video_index import queue_settings as queue
 from video_index.keys import KEY_PREFIX, KINDS
 from video_index.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,
     DEFAULT_GAP_TOLERANCE_MS,
+    DEFAULT_MAX_REMOVE_SHARE,
     DEFAULT_PRESIGN_SECONDS,
     DEFAULT_TOMBSTONE_DAYS,
 )
@@ -37,6 +39,8 @@ DEFAULT_STACK_NAME: Final = "VideoIndex"
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
 #: Powertools service name of the API Lambda.
 API_SERVICE_NAME: Final = "video-index-api"
+#: Powertools service name of the reconcile/rebuild Lambda (also the dimension of its metrics).
+RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Id of the S3 Inventory configuration; it is part of the report path
@@ -48,15 +52,22 @@ INVENTORY_PREFIX: Final = "inventory"
 #: The only key prefix the product indexes (SPEC §2); notifications, lifecycle rules and
 #: the ingest role's object permissions are all scoped to it.
 INDEXED_PREFIX: Final = KEY_PREFIX
+#: Where reconcile writes its partition lists, Distributed Map results and reports in the
+#: reports bucket (``reconcile/<run_id>/...``, ``reconcile/results/...``).
+RECONCILE_REPORTS_PREFIX: Final = "reconcile/"
+#: Where rebuild writes its partition lists and Distributed Map results in the reports bucket.
+REBUILD_REPORTS_PREFIX: Final = "rebuild/"
+#: Sub-prefix (under the two above) where Step Functions writes Distributed Map results.
+MAP_RESULTS_FOLDER: Final = "results/"
 
 # --- fixed limits (AWS service rules, not deployment choices) ---------------------------------
 
 #: SQS keeps a message at most 14 days. The DLQ uses the maximum so a parked event can be
 #: inspected and redriven long after the failure.
-DLQ_RETENTION_DAYS: Final = 14
+DLQ_RETENTION_DAYS: Final = queue.DLQ_RETENTION_DAYS
 #: AWS guidance for an SQS event source: visibility timeout at least 6x the function
 #: timeout, so a message is not redelivered while a (retried) invocation still holds it.
-VISIBILITY_TIMEOUT_FACTOR: Final = 6
+VISIBILITY_TIMEOUT_FACTOR: Final = queue.VISIBILITY_TIMEOUT_FACTOR
 #: API Gateway HTTP APIs end an integration after at most 30 s, so a longer Lambda timeout
 #: would only burn compute for a client that already got a 503.
 API_INTEGRATION_TIMEOUT_SECONDS: Final = 30
@@ -68,6 +79,15 @@ MAX_FRESH_WINDOW_SECONDS: Final = 24 * 60 * 60
 API_AUTH_IAM: Final = "iam"
 API_AUTH_JWT: Final = "jwt"
 API_AUTH_MODES: Final = (API_AUTH_IAM, API_AUTH_JWT)
+#: Distributed Map limits: at most 10,000 parallel child executions, and a batch is one
+#: child execution's input (256 KiB), which a thousand partition items would already strain.
+MAX_MAP_CONCURRENCY: Final = 10_000
+MAX_MAP_BATCH_SIZE: Final = 1_000
+#: EventBridge Scheduler expressions accepted for the reconcile schedule: a six-field cron
+#: expression or a rate (one-time ``at(...)`` schedules make no sense for a daily job).
+_SCHEDULE_RE: Final = re.compile(
+    r"^(cron\(\S+( \S+){5}\)|rate\([1-9]\d* (minute|minutes|hour|hours|day|days)\))$"
+)
 #: Publisher account of the public Powertools for AWS Lambda (Python) layers.
 POWERTOOLS_LAYER_ACCOUNT: Final = "017000801446"
 #: Layer name matching the runtime (python3.13) and architecture (arm64) of the functions.
@@ -129,16 +149,16 @@ class StackSettings:
     #: Days S3 server access logs are kept.
     access_log_retention_days: int = 90
     #: Ingest Lambda timeout; the queue's visibility timeout is 6x this.
-    ingest_timeout_seconds: int = 60
+    ingest_timeout_seconds: int = queue.INGEST_TIMEOUT_SECONDS
     ingest_memory_mb: int = 512
     #: SQS event source: records per invocation and how long Lambda may wait to fill a batch.
-    sqs_batch_size: int = 10
-    sqs_max_batching_window_seconds: int = 1
+    sqs_batch_size: int = queue.SQS_BATCH_SIZE
+    sqs_max_batching_window_seconds: int = queue.SQS_MAX_BATCHING_WINDOW_SECONDS
     #: Receives before a message is parked in the DLQ.
-    max_receive_count: int = 5
+    max_receive_count: int = queue.MAX_RECEIVE_COUNT
     #: Retention of the notification queue. Kept well below the DLQ's 14 days because a
     #: moved message keeps its original enqueue time: whatever it spent here is lost there.
-    queue_retention_days: int = 4
+    queue_retention_days: int = queue.QUEUE_RETENTION_DAYS
     #: Read-model settings passed to the ingest Lambda (SPEC §5 and the tombstone rule).
     gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
     tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
@@ -165,6 +185,20 @@ class StackSettings:
     presign_seconds: int = DEFAULT_PRESIGN_SECONDS
     #: How far back the API merges an S3 listing into read-model answers (SPEC §6 freshness).
     fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
+    #: When the reconcile state machine runs (EventBridge Scheduler expression, UTC). It
+    #: also runs whenever a new inventory report lands.
+    reconcile_schedule: str = "cron(30 4 * * ? *)"
+    #: Distributed Map of reconcile and rebuild: parallel child executions, partitions per
+    #: child execution, and the share of failed child executions tolerated before the run fails.
+    reconcile_max_concurrency: int = 10
+    reconcile_batch_size: int = 25
+    reconcile_tolerated_failure_percent: int = 5
+    #: Safety threshold: a run that would remove more than this share of the read model
+    #: stops unless forced (SPEC §8).
+    reconcile_max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
+    #: Reconcile/rebuild Lambda timeout and memory (1769 MB is one full vCPU).
+    reconcile_timeout_seconds: int = 900
+    reconcile_memory_mb: int = 1769
 
     def __post_init__(self) -> None:
         self._validate()
@@ -184,7 +218,9 @@ class StackSettings:
             if raw is None:
                 continue
             default = field.default
-            if isinstance(default, int) and not isinstance(default, bool):
+            if isinstance(default, float):
+                overrides[field.name] = _parse_float(field.name, raw)
+            elif isinstance(default, int) and not isinstance(default, bool):
                 overrides[field.name] = _parse_int(field.name, raw)
             else:
                 value = _parse_optional_str(field.name, raw)
@@ -263,6 +299,7 @@ class StackSettings:
             _fail("log_retention_days", f"must be one of {allowed}, got {self.log_retention_days}")
         _check_range("powertools_layer_version", self.powertools_layer_version, 1)
         self._validate_api()
+        self._validate_reconcile()
 
     def _validate_api(self) -> None:
         if self.api_auth not in API_AUTH_MODES:
@@ -290,6 +327,29 @@ class StackSettings:
         _check_range("presign_seconds", self.presign_seconds, 1, MAX_PRESIGN_SECONDS)
         _check_range("fresh_window_seconds", self.fresh_window_seconds, 1, MAX_FRESH_WINDOW_SECONDS)
 
+    def _validate_reconcile(self) -> None:
+        if not _SCHEDULE_RE.fullmatch(self.reconcile_schedule):
+            _fail(
+                "reconcile_schedule",
+                "must be an EventBridge Scheduler cron(...) (six fields) or rate(...) "
+                f"expression, got {self.reconcile_schedule!r}",
+            )
+        _check_range(
+            "reconcile_max_concurrency", self.reconcile_max_concurrency, 1, MAX_MAP_CONCURRENCY
+        )
+        _check_range("reconcile_batch_size", self.reconcile_batch_size, 1, MAX_MAP_BATCH_SIZE)
+        _check_range(
+            "reconcile_tolerated_failure_percent", self.reconcile_tolerated_failure_percent, 0, 100
+        )
+        # A share of 0 would refuse every removal; above 1 is not a share.
+        if not 0 < self.reconcile_max_remove_share <= 1:
+            _fail(
+                "reconcile_max_remove_share",
+                f"must be greater than 0 and at most 1, got {self.reconcile_max_remove_share}",
+            )
+        _check_range("reconcile_timeout_seconds", self.reconcile_timeout_seconds, 1, 900)
+        _check_range("reconcile_memory_mb", self.reconcile_memory_mb, 128, 10240)
+
 
 def _fail(key: str, problem: str) -> NoReturn:
     raise SettingsError(f"context key {key!r}: {problem}")
@@ -309,6 +369,16 @@ def _parse_int(key: str, raw: object) -> int:
     if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+\s*", raw):
         return int(raw)
     _fail(key, f"must be a whole number, got {raw!r}")
+
+
+def _parse_float(key: str, raw: object) -> float:
+    if isinstance(raw, bool):
+        _fail(key, f"must be a number, got {raw!r}")
+    if isinstance(raw, int | float):
+        return float(raw)
+    if isinstance(raw, str) and re.fullmatch(r"\s*-?(\d+(\.\d*)?|\.\d+)\s*", raw):
+        return float(raw)
+    _fail(key, f"must be a number, got {raw!r}")
 
 
 def _split_list(raw: str | None) -> tuple[str, ...]:

