@@ -38,7 +38,7 @@ bench: install
 	$(BIN)/python -m bench
 
 demo: install
-	$(BIN)/video-index demo
+	$(BIN)/video-index local --demo
 
 synth: $(STAMP)
 	$(BIN)/python app.py

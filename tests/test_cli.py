@@ -1,4 +1,4 @@
-"""The ``video-index`` command line: ``key check``, ``key make`` and ``demo`` (SPEC §2, §10).
+"""The ``video-index`` command line: ``key check`` and ``key make`` (SPEC §2, §10).
 
 Commands are run through ``video_index.cli.main([...])``, the function the console
 script calls, and judged by their exit code and what they print.
@@ -6,7 +6,6 @@ script calls, and judged by their exit code and what they print.
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -14,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from video_index.cli import main
 from video_index.keys import parse_key, segment_id
@@ -293,30 +291,3 @@ def test_importing_the_cli_loads_no_aws_sdk() -> None:
 
     # Then neither boto3 nor moto was imported, so no AWS configuration was read
     assert result.stdout.strip() == "[]"
-
-
-# --- demo -------------------------------------------------------------------------------
-
-
-@pytest.mark.dynamodb_local
-def test_demo_runs_end_to_end_and_prints_totals_for_three_devices() -> None:
-    # Given a console that records what the demo prints
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=120)
-
-    from video_index.demo import run_demo
-
-    # When the demo runs (it starts its own DynamoDB Local and moto)
-    code = run_demo(console)
-
-    # Then it succeeds, and the totals table read from the read model lists 3 devices,
-    # equal to the bucket listing
-    out = buffer.getvalue()
-    assert code == 0, out
-    totals = out.split("Read model: totals per device and kind", 1)[1]
-    totals = totals.split("Read model: continuous video ranges", 1)[0]
-    for device in ("cam-001", "cam-002", "cam-003"):
-        assert f"│ {device} │ video" in totals
-    assert "equal to the same totals computed from a listing of the bucket" in totals
-    assert "StaleIgnored" in out
-    assert "Duplicate" in out

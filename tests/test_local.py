@@ -682,3 +682,74 @@ def test_worker_follows_lambdas_rules_for_batch_responses() -> None:
     assert run({"batchItemFailures": [{"itemIdentifier": ""}]}) == []
     assert run({"batchItemFailures": "m1"}) == []
     assert run(RuntimeError("boom")) == []
+
+
+# --- the uploader CLI through the whole local pipeline -----------------------------------
+
+
+def test_an_upload_through_the_cli_reaches_the_api(
+    local_stack: RunningStack, tmp_path: Path
+) -> None:
+    # Given a segment file a camera recorded two days ago
+    segment = tmp_path / "clip.mp4"
+    segment.write_bytes(b"\x00\x00\x00\x18ftypmp42" * 500)
+    start = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
+    argv = [
+        sys.executable,
+        "-m",
+        "video_index.cli",
+        "upload",
+        str(segment),
+        "--device",
+        "cam-cli",
+        "--kind",
+        "video",
+        "--start",
+        start.isoformat(),
+        "--duration-ms",
+        "10000",
+        "--json",
+    ]
+    # When it is uploaded with the CLI against the local stack, twice (a camera retry)
+    first = subprocess.run(argv, env=local_stack.env(), capture_output=True, text=True, timeout=60)
+    again = subprocess.run(argv, env=local_stack.env(), capture_output=True, text=True, timeout=60)
+    # Then the first uploads, the retry finds the same content, both exit 0
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(first.stdout)[0]["status"] == "uploaded"
+    assert json.loads(again.stdout)[0]["status"] == "already-present"
+    key = json.loads(first.stdout)[0]["key"]
+    # And the API lists it once S3 -> SQS -> ingest has run
+    window = {
+        "from": (start - timedelta(minutes=1)).isoformat(),
+        "to": (start + timedelta(minutes=1)).isoformat(),
+    }
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status, body = local_stack.get("/devices/cam-cli/segments", **window)
+        if status == 200 and [i["key"] for i in body["items"]] == [key]:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"the upload never reached the API: {body}")
+    assert local_stack.get("/devices/cam-cli")[1]["kinds"]["video"]["segments"] == 1
+
+
+def test_demo_once_prints_calendars_and_exits_0(tmp_path: Path) -> None:
+    # Given nothing running: this is what `make demo` runs (with --once for a test)
+    result = subprocess.run(
+        [sys.executable, "-m", "video_index.cli", "local", "--demo", "--once"],
+        env={**_child_env(), "COLUMNS": "120"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    # Then it exits 0 after printing a month calendar per camera, ranges, totals, curl lines
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    for device in ("cam-dock", "cam-entrance", "cam-parking"):
+        assert f"{device} — " in out
+    assert "Mon" in out and "Sun" in out
+    assert "today's continuous video ranges" in out
+    assert "totals per device and kind" in out
+    assert "curl -s 'http://127.0.0.1:" in out

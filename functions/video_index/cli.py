@@ -5,13 +5,15 @@ Subcommands:
 * ``key check KEY [KEY...]`` — is each key valid, foreign or invalid (and why)?
 * ``key make --kind … --device … --start … --duration-ms … FILE`` — the key a
   camera must upload FILE under (SPEC §2).
-* ``demo`` — the in-process demo (:mod:`video_index.demo`).
+* ``local``, ``status``, ``upload``, ``reconcile``, ``rebuild`` — registered by their
+  feature modules (``local_cli``, ``upload_cli``, ``ops_cli``).
 
 Exit codes: 0 success, 1 the command ran and found a problem (a key that will
-not be indexed, a failed demo), 2 bad usage (the message names the argument).
+not be indexed), 2 bad usage (the message names the argument); each feature
+command documents its own.
 
 Importing this module reads no AWS configuration and imports no AWS SDK: the
-demo (and its dependencies) are imported only when it runs.
+commands import what they need only when they run.
 """
 
 from __future__ import annotations
@@ -189,15 +191,6 @@ def _key_make(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return EXIT_OK
 
 
-# --- demo --------------------------------------------------------------------------------
-
-
-def _demo(args: argparse.Namespace, console: Console) -> int:
-    from video_index.demo import run_demo
-
-    return run_demo(console)
-
-
 # --- parser ------------------------------------------------------------------------------
 
 
@@ -254,16 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
     make.add_argument("file", type=Path, metavar="FILE", help="the segment file")
     make.set_defaults(handler=lambda args, _, parser: _key_make(args, parser), parser=make)
 
-    demo = commands.add_parser(
-        "demo",
-        help="run the in-process demo (DynamoDB Local + moto; no AWS account needed)",
-        description=(
-            "Simulate three cameras uploading two days of segments, feed the S3 events to "
-            "the real ingest code and print what the read model holds. Needs Java 17 and "
-            "DynamoDB Local (`make install`)."
-        ),
-    )
-    demo.set_defaults(handler=lambda args, console, _: _demo(args, console))
     # Subcommands that live with their feature; each module keeps AWS imports inside
     # its handlers so that importing the CLI stays cheap and reads no configuration.
     for register in (upload_cli.register, local_cli.register, ops_cli.register):

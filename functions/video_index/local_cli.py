@@ -98,6 +98,16 @@ def register(commands: Any) -> None:
     local.add_argument(
         "--verbose", action="store_true", help="log every API request and ingest batch"
     )
+    local.add_argument(
+        "--demo",
+        action="store_true",
+        help="simulated cameras upload through the uploader; print calendars, ranges, totals",
+    )
+    local.add_argument(
+        "--once",
+        action="store_true",
+        help="with --demo: stop after printing (exit code of the demo)",
+    )
     local.set_defaults(handler=lambda args, console, _: _local(args, console), parser=local)
 
     status = commands.add_parser(
@@ -199,6 +209,12 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         if ready_file is not None:
             write_ready_file(ready_file, endpoints)
             console.print(Text(f"ready file: {ready_file}"))
+        if args.demo:
+            from video_index.local.demo import run_demo
+
+            outcome = run_demo(stack, console)
+            if args.once or outcome != EXIT_OK:
+                return outcome
         console.print("[green]ready[/green] — Ctrl-C or SIGTERM stops everything")
         while not stop.wait(0.5):
             if not stack.worker.running:

@@ -1,0 +1,250 @@
+"""``video-index local --demo``: simulated cameras upload through the uploader into the
+local stack; once the read model has caught up, the terminal shows what the API
+answers — a month calendar per camera, today's continuous ranges, totals — and the
+URLs to try with curl.
+
+Everything goes the production way: the uploader's conditional PUTs into S3 (moto
+server), S3 event notifications into SQS, the Lambda-like worker into DynamoDB Local,
+and the HTTP API on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Final
+from urllib.parse import urlencode
+
+from rich.console import Console
+from rich.table import Table
+
+from video_index.uploader import upload_segment
+
+CATCH_UP_TIMEOUT_SECONDS: Final = 180.0
+
+
+@dataclass(frozen=True)
+class Upload:
+    kind: str
+    device: str
+    start: datetime
+    duration_ms: int
+
+
+def camera_day(now: datetime) -> Iterator[Upload]:
+    """Three cameras over the last two days and today, with realistic gaps and overlaps."""
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    for days_ago in (2, 1):
+        # entrance: 20 min of 30 s segments each morning, a 2-minute reboot in the middle
+        base = today - timedelta(days=days_ago) + timedelta(hours=8)
+        for i in range(40):
+            if 18 <= i < 22:
+                continue
+            yield Upload("video", "cam-entrance", base + timedelta(seconds=30 * i), 30_000)
+        for i in range(20):
+            yield Upload("sensor", "cam-entrance", base + timedelta(minutes=i), 0)
+    # parking: across UTC midnight into today, 250 ms gaps (one continuous range)
+    start = today - timedelta(minutes=10)
+    for i in range(40):
+        yield Upload("video", "cam-parking", start + timedelta(milliseconds=30_250 * i), 30_000)
+    for i in range(4):
+        yield Upload("analysis", "cam-parking", start + timedelta(minutes=5 * i), 60_000)
+    # dock: motion clips today, one overlapping the previous one
+    for hour, minute in ((6, 0), (9, 30), (9, 31), (13, 15)):
+        clip = today + timedelta(hours=hour, minutes=minute)
+        if clip < now:
+            yield Upload("video", "cam-dock", clip, 120_000)
+    # entrance again: the last minutes before now (served from S3 until ingested)
+    for i in range(10):
+        recent = now - timedelta(minutes=6) + timedelta(seconds=30 * i)
+        yield Upload("video", "cam-entrance", recent.replace(microsecond=0), 30_000)
+
+
+def run_demo(stack: Any, console: Console, now: datetime | None = None) -> int:
+    now = now or datetime.now(UTC)
+    endpoints = stack.endpoints
+    api, bucket = endpoints["api"], endpoints["bucket"]
+    s3 = stack.clients.s3
+    uploads = list(camera_day(now))
+    started = time.monotonic()
+    with console.status(f"cameras uploading {len(uploads)} segments through the uploader…"):
+        statuses: dict[str, int] = {}
+        for upload in uploads:
+            body = f"{upload.device} {upload.kind} {upload.start.isoformat()}".encode() * 64
+            result = upload_segment(
+                s3,
+                bucket,
+                body,
+                kind=upload.kind,
+                device=upload.device,
+                start=upload.start,
+                duration_ms=upload.duration_ms,
+                ext=_ext(upload.kind),
+            )
+            statuses[result.status] = statuses.get(result.status, 0) + 1
+        # a camera retrying an upload it already made: idempotent
+        first = uploads[0]
+        retry = upload_segment(
+            s3,
+            bucket,
+            f"{first.device} {first.kind} {first.start.isoformat()}".encode() * 64,
+            kind=first.kind,
+            device=first.device,
+            start=first.start,
+            duration_ms=first.duration_ms,
+            ext=_ext(first.kind),
+        )
+    console.print(
+        f"uploaded {statuses.get('uploaded', 0)} objects in {time.monotonic() - started:.1f} s; "
+        f"a retried upload came back [bold]{retry.status}[/bold]"
+    )
+    expected = _count_by_device(uploads)
+    with console.status("waiting for the read model to catch up (S3 → SQS → ingest)…"):
+        caught_up = _wait_for(api, expected, stack)
+    if not caught_up:
+        console.print("[red]the read model did not catch up in time[/red]")
+        return 1
+    console.print(f"read model caught up {time.monotonic() - started:.1f} s after the first upload")
+    for device in sorted(expected):
+        _print_calendar(console, api, device, now)
+    _print_ranges(console, api, sorted(expected), now)
+    _print_totals(console, api, sorted(expected))
+    _print_urls(console, api, now)
+    return 0
+
+
+def _ext(kind: str) -> str:
+    return "mp4" if kind == "video" else "json"
+
+
+def _count_by_device(uploads: list[Upload]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for upload in uploads:
+        counts[upload.device] = counts.get(upload.device, 0) + 1
+    return counts
+
+
+def _get(api: str, path: str, **params: str) -> Any:
+    url = f"{api}{path}" + (f"?{urlencode(params)}" if params else "")
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _wait_for(api: str, expected: dict[str, int], stack: Any) -> bool:
+    deadline = time.monotonic() + CATCH_UP_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        totals = {
+            device: sum(k["segments"] for k in _get(api, f"/devices/{device}")["kinds"].values())
+            for device in expected
+        }
+        if totals == expected and _queue_empty(stack):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _queue_empty(stack: Any) -> bool:
+    attributes = stack.clients.sqs.get_queue_attributes(
+        QueueUrl=stack.endpoints["queue_url"],
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return all(int(value) == 0 for value in attributes.values())
+
+
+def _print_calendar(console: Console, api: str, device: str, now: datetime) -> None:
+    month = f"{now:%Y-%m}"
+    answer = _get(api, f"/devices/{device}/calendar", month=month, tz="UTC")
+    days = {date.fromisoformat(d["date"]): d for d in answer["days"]}
+    table = Table(title=f"{device} — {calendar.month_name[now.month]} {now.year} (UTC)")
+    for name in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"):
+        table.add_column(name, justify="center")
+    for week in calendar.Calendar().monthdatescalendar(now.year, now.month):
+        cells = []
+        for day in week:
+            figures = days.get(day)
+            if day.month != now.month or figures is None:
+                cells.append("")
+            elif figures["has_video"]:
+                minutes = figures["video_ms"] / 60_000
+                cells.append(f"[bold green]{day.day}[/bold green]\n{minutes:.0f} min")
+            else:
+                cells.append(f"[dim]{day.day}[/dim]")
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _print_ranges(console: Console, api: str, devices: list[str], now: datetime) -> None:
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    table = Table(title=f"today's continuous video ranges ({day:%Y-%m-%d}, UTC; gaps ≤ 1 s merge)")
+    for column in ("device", "from", "to", "length"):
+        table.add_column(column)
+    for device in devices:
+        answer = _get(
+            api,
+            f"/devices/{device}/ranges",
+            **{"from": _iso(day), "to": _iso(day + timedelta(days=1))},
+        )
+        for span in answer["ranges"]:
+            start, end = _parse(span["start"]), _parse(span["end"])
+            table.add_row(device, _short(start), _short(end), _duration(end - start))
+    console.print(table)
+
+
+def _print_totals(console: Console, api: str, devices: list[str]) -> None:
+    table = Table(title="totals per device and kind")
+    for column in ("device", "kind", "segments", "bytes", "duration", "first start", "last start"):
+        table.add_column(column, justify="right" if column in ("segments", "bytes") else "left")
+    for device in devices:
+        for kind, figures in _get(api, f"/devices/{device}")["kinds"].items():
+            table.add_row(
+                device,
+                kind,
+                str(figures["segments"]),
+                f"{figures['bytes']:,}",
+                _duration(timedelta(milliseconds=figures["duration_ms"])),
+                _short(_parse(figures["first_start"])),
+                _short(_parse(figures["last_start"])),
+            )
+    console.print(table)
+
+
+def _print_urls(console: Console, api: str, now: datetime) -> None:
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    window = urlencode({"from": _iso(now - timedelta(hours=1)), "to": _iso(now)})
+    midnight = urlencode(
+        {"from": _iso(day - timedelta(hours=1)), "to": _iso(day + timedelta(hours=1))}
+    )
+    console.print("\n[bold]Try the API[/bold] (no auth locally):")
+    for path in (
+        "/devices",
+        f"/devices/cam-entrance/calendar?month={now:%Y-%m}&tz=Europe/Berlin",
+        f"/devices/cam-parking/ranges?{midnight}",
+        f"/devices/cam-entrance/segments?{window}&limit=5",
+        f"/devices/cam-entrance/playlist.m3u8?{window}",
+        "/openapi.json",
+    ):
+        console.print(f"  curl -s '{api}{path}'", markup=False, highlight=False, soft_wrap=True)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _short(moment: datetime) -> str:
+    return f"{moment:%m-%d %H:%M:%S}"
+
+
+def _duration(span: timedelta) -> str:
+    seconds = span.total_seconds()
+    return (
+        f"{int(seconds // 60)} min {seconds % 60:04.1f} s" if seconds >= 60 else f"{seconds:.1f} s"
+    )
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
