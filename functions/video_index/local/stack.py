@@ -202,7 +202,7 @@ class LocalStack:
     def _start(self) -> None:
         from video_index import api
         from video_index.api_services import build_api_services
-        from video_index.local.dynamodb import DynamoDBLocalProcess
+        from video_index.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.worker import SqsEventSourceWorker
         from video_index.services import build_ingest_service
@@ -210,7 +210,7 @@ class LocalStack:
 
         if self.dynamodb_engine == "local":
             # Checks Java and the jar before anything else starts.
-            ddb = DynamoDBLocalProcess(self.dynamodb_local_dir)
+            ddb = DynamoDBLocal(self.dynamodb_local_dir)
             self._stops.append(("DynamoDB Local", ddb.stop))
             self.dynamodb_local = ddb.start()
         moto = MotoServer()
