@@ -13,23 +13,21 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import Acknowledgment, CfnElement, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, CfnElement, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
-from infra.ingest import ASSET_EXCLUDES, FUNCTIONS_DIR
+from infra.python_function import PythonFunction, python_function
 from infra.settings import (
     API_AUTH_JWT,
     API_SERVICE_NAME,
     INDEXED_PREFIX,
-    METRICS_NAMESPACE,
     StackSettings,
 )
 from video_index.settings import (
@@ -100,20 +98,16 @@ class QueryApi(Construct):
         table: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.log_group = logs.LogGroup(
-            self,
-            "LogGroup",
-            retention=settings.log_retention,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        lambda_function = self._function(settings=settings, bucket=bucket, table=table)
+        self.log_group = lambda_function.log_group
+        self.role = lambda_function.role
+        self.function = lambda_function.function
         self.access_log_group = logs.LogGroup(
             self,
             "AccessLogs",
             retention=settings.log_retention,
             removal_policy=RemovalPolicy.DESTROY,
         )
-        self.role = self._role(bucket=bucket, table=table)
-        self.function = self._function(settings=settings, bucket=bucket, table=table)
         self.authorizer = self._authorizer(settings)
         self.http_api = apigwv2.HttpApi(
             self,
@@ -141,24 +135,11 @@ class QueryApi(Construct):
 
     # --- resources ---------------------------------------------------------------------------
 
-    def _role(self, *, bucket: s3.IBucket, table: dynamodb.ITable) -> iam.Role:
-        """Execution role with only what the handler does; no managed policies.
-
-        Logging goes to the function's own log group (no AWSLambdaBasicExecutionRole,
-        which allows any log group). Active tracing adds its own X-Ray statement.
-        """
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="video-index API: reads the read model and segments, repairs one key",
-        )
+    def _function(
+        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
+    ) -> PythonFunction:
+        """The API Lambda; its role has only what the handler does."""
         statements = [
-            iam.PolicyStatement(
-                sid="WriteOwnLogs",
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],
-            ),
             iam.PolicyStatement(
                 sid="ReadModelRead",
                 actions=list(READ_MODEL_READ_ACTIONS),
@@ -191,9 +172,7 @@ class QueryApi(Construct):
                 resources=[bucket.bucket_arn],
             ),
         ]
-        for statement in statements:
-            role.add_to_principal_policy(statement)
-        Validations.of(role).acknowledge(
+        acknowledgments = [
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{_logical_id(bucket)}.Arn>/v1/*]",
                 reason=(
@@ -202,36 +181,16 @@ class QueryApi(Construct):
                     "presigned GET of segments)."
                 ),
             ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason=(
-                    "Added by Lambda active tracing: xray:PutTraceSegments and "
-                    "xray:PutTelemetryRecords support no resource-level permissions."
-                ),
-            ),
-        )
-        return role
-
-    def _function(
-        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
-    ) -> lambda_.Function:
-        powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(self).region)
-        )
-        function = lambda_.Function(
+        ]
+        return python_function(
             self,
-            "Function",
-            description="video-index API: read model and segments over HTTP",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            architecture=lambda_.Architecture.ARM_64,
+            settings=settings,
             handler=API_HANDLER,
-            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
-            layers=[powertools],
-            tracing=lambda_.Tracing.ACTIVE,
+            service_name=API_SERVICE_NAME,
+            description="video-index API: read model and segments over HTTP",
+            role_description="video-index API: reads the read model and segments, repairs one key",
             timeout=Duration.seconds(settings.api_timeout_seconds),
             memory_size=settings.api_memory_mb,
-            role=self.role,
-            log_group=self.log_group,
             environment={
                 ENV_BUCKET: bucket.bucket_name,
                 ENV_TABLE: table.table_name,
@@ -239,21 +198,10 @@ class QueryApi(Construct):
                 ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
                 ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
                 ENV_FRESH_WINDOW_SECONDS: str(settings.fresh_window_seconds),
-                "POWERTOOLS_SERVICE_NAME": API_SERVICE_NAME,
-                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             },
+            statements=statements,
+            acknowledgments=acknowledgments,
         )
-        Validations.of(function).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-L1",
-                reason=(
-                    "Pinned to python3.13 because the public Powertools layer is built per "
-                    "Python version (AWSLambdaPowertoolsPythonV3-python313-arm64); runtime and "
-                    "layer are upgraded together."
-                ),
-            )
-        )
-        return function
 
     def _authorizer(self, settings: StackSettings) -> apigwv2.IHttpRouteAuthorizer:
         """IAM (SigV4) unless ``api_auth`` is ``jwt``; settings guarantee issuer and audience."""

@@ -9,7 +9,6 @@ permissions the handler uses, written out here instead of the broader
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Final
 
 from aws_cdk import Acknowledgment, CfnElement, Duration, RemovalPolicy, Stack, Validations
@@ -18,9 +17,7 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sns as sns
@@ -28,11 +25,11 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
+from infra.python_function import PythonFunction, python_function
 from infra.settings import (
     DLQ_RETENTION_DAYS,
     INDEXED_PREFIX,
     INGEST_SERVICE_NAME,
-    METRICS_NAMESPACE,
     StackSettings,
 )
 from video_index.settings import (
@@ -43,17 +40,6 @@ from video_index.settings import (
     ENV_TOMBSTONE_DAYS,
 )
 
-#: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so
-#: synthesis needs neither Docker nor pip. Dependencies come from the Powertools layer.
-FUNCTIONS_DIR: Final = Path(__file__).resolve().parent.parent / "functions"
-ASSET_EXCLUDES: Final = [
-    "**/__pycache__",
-    "**/*.pyc",
-    "*.egg-info",
-    "**/.pytest_cache",
-    "**/.mypy_cache",
-    "**/.ruff_cache",
-]
 INGEST_HANDLER: Final = "video_index.handlers.ingest.handler"
 
 #: S3 events that change the set of objects under ``v1/`` (SPEC §4).
@@ -140,14 +126,10 @@ class IngestPipeline(Construct):
                 queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
             ),
         )
-        self.log_group = logs.LogGroup(
-            self,
-            "LogGroup",
-            retention=settings.log_retention,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.role = self._role(bucket=bucket, table=table)
-        self.function = self._function(settings=settings, bucket=bucket, table=table)
+        lambda_function = self._function(settings=settings, bucket=bucket, table=table)
+        self.log_group = lambda_function.log_group
+        self.role = lambda_function.role
+        self.function = lambda_function.function
         self.function.add_event_source(
             event_sources.SqsEventSource(
                 self.queue,
@@ -174,25 +156,15 @@ class IngestPipeline(Construct):
             retention_period=Duration.days(DLQ_RETENTION_DAYS),
         )
 
-    def _role(self, *, bucket: s3.IBucket, table: dynamodb.ITable) -> iam.Role:
-        """Execution role with only what the handler does; no managed policies.
+    def _function(
+        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
+    ) -> PythonFunction:
+        """The ingest Lambda; its role has only what the handler does.
 
-        Logging goes to the function's own log group (no AWSLambdaBasicExecutionRole,
-        which allows any log group). SqsEventSource and active tracing add their own
-        statements (receive/delete on the queue; X-Ray put).
+        SqsEventSource and active tracing add their own statements (receive/delete on
+        the queue; X-Ray put).
         """
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="video-index ingest: S3 events -> read model",
-        )
         statements = [
-            iam.PolicyStatement(
-                sid="WriteOwnLogs",
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],
-            ),
             iam.PolicyStatement(
                 sid="ReadModelItems",
                 actions=list(READ_MODEL_ACTIONS),
@@ -220,9 +192,7 @@ class IngestPipeline(Construct):
                 resources=[self.dead_letter_queue.queue_arn],
             ),
         ]
-        for statement in statements:
-            role.add_to_principal_policy(statement)
-        Validations.of(role).acknowledge(
+        acknowledgments = [
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{_logical_id(bucket)}.Arn>/v1/*]",
                 reason=(
@@ -230,57 +200,25 @@ class IngestPipeline(Construct):
                     "confined to the indexed v1/ prefix and to s3:GetObject."
                 ),
             ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason=(
-                    "Added by Lambda active tracing: xray:PutTraceSegments and "
-                    "xray:PutTelemetryRecords support no resource-level permissions."
-                ),
-            ),
-        )
-        return role
-
-    def _function(
-        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
-    ) -> lambda_.Function:
-        powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(self).region)
-        )
-        function = lambda_.Function(
+        ]
+        return python_function(
             self,
-            "Function",
-            description="video-index ingest: S3 events -> read model",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            architecture=lambda_.Architecture.ARM_64,
+            settings=settings,
             handler=INGEST_HANDLER,
-            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
-            layers=[powertools],
-            tracing=lambda_.Tracing.ACTIVE,
+            service_name=INGEST_SERVICE_NAME,
+            description="video-index ingest: S3 events -> read model",
             timeout=Duration.seconds(settings.ingest_timeout_seconds),
             memory_size=settings.ingest_memory_mb,
-            role=self.role,
-            log_group=self.log_group,
             environment={
                 ENV_BUCKET: bucket.bucket_name,
                 ENV_TABLE: table.table_name,
                 ENV_DLQ_URL: self.dead_letter_queue.queue_url,
                 ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
                 ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
-                "POWERTOOLS_SERVICE_NAME": INGEST_SERVICE_NAME,
-                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             },
+            statements=statements,
+            acknowledgments=acknowledgments,
         )
-        Validations.of(function).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-L1",
-                reason=(
-                    "Pinned to python3.13 because the public Powertools layer is built per "
-                    "Python version (AWSLambdaPowertoolsPythonV3-python313-arm64); runtime and "
-                    "layer are upgraded together."
-                ),
-            )
-        )
-        return function
 
     def _notify(self, bucket: s3.IBucket) -> None:
         """S3 -> queue for every event that changes the set of objects under ``v1/``."""

@@ -42,7 +42,6 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_scheduler_targets as scheduler_targets
@@ -51,7 +50,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct, IConstruct
 
-from infra.ingest import ASSET_EXCLUDES, FUNCTIONS_DIR
+from infra.python_function import PythonFunction, python_function
 from infra.settings import (
     INDEXED_PREFIX,
     MAP_RESULTS_FOLDER,
@@ -186,14 +185,10 @@ class ReconcileAndRebuild(Construct):
         self.node.set_context(_RESULT_WRITER_V2_FLAG, True)
         self._settings = settings
         self._storage = storage
-        self.log_group = logs.LogGroup(
-            self,
-            "LogGroup",
-            retention=settings.log_retention,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.role = self._function_role(storage=storage, table=table)
-        self.function = self._function(settings=settings, storage=storage, table=table)
+        lambda_function = self._function(settings=settings, storage=storage, table=table)
+        self.log_group = lambda_function.log_group
+        self.role = lambda_function.role
+        self.function = lambda_function.function
 
         self.state_machine_roles: dict[str, iam.Role] = {}
         self.reconcile_state_machine = self._state_machine(
@@ -214,19 +209,15 @@ class ReconcileAndRebuild(Construct):
 
     # --- the Lambda --------------------------------------------------------------------------
 
-    def _function_role(self, *, storage: SegmentStorage, table: dynamodb.ITable) -> iam.Role:
-        """Execution role with only what the handler does; no managed policies.
+    def _function(
+        self, *, settings: StackSettings, storage: SegmentStorage, table: dynamodb.ITable
+    ) -> PythonFunction:
+        """The reconcile Lambda; its role has only what the handler does.
 
         Segment objects are read, never written: reconcile and rebuild derive the read
         model from ``v1/`` and leave the source of truth alone. The annotations table is
         primary data and deliberately absent (SPEC §1: never touched by rebuild).
         """
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="video-index reconcile/rebuild: S3 listing and inventory -> read model",
-        )
         bucket = storage.bucket
         reports = storage.reports_bucket
         index_names = [
@@ -234,11 +225,6 @@ class ReconcileAndRebuild(Construct):
             for index in read_model_table_definition("unused").get("GlobalSecondaryIndexes", [])
         ]
         statements = [
-            iam.PolicyStatement(
-                sid="WriteOwnLogs",
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[self.log_group.log_group_arn],
-            ),
             iam.PolicyStatement(
                 sid="ReadModelItems",
                 actions=list(READ_MODEL_ACTIONS),
@@ -286,11 +272,9 @@ class ReconcileAndRebuild(Construct):
                 ],
             ),
         ]
-        for statement in statements:
-            role.add_to_principal_policy(statement)
         segments = _logical_id(bucket)
         reports_id = _logical_id(reports)
-        Validations.of(role).acknowledge(
+        acknowledgments = [
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{segments}.Arn>/v1/*]",
                 reason=(
@@ -323,59 +307,30 @@ class ReconcileAndRebuild(Construct):
                     "id>/; the run id is generated at run time, so the prefix is the bound."
                 ),
             ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason=(
-                    "Added by Lambda active tracing: xray:PutTraceSegments and "
-                    "xray:PutTelemetryRecords support no resource-level permissions."
-                ),
-            ),
-        )
-        return role
-
-    def _function(
-        self, *, settings: StackSettings, storage: SegmentStorage, table: dynamodb.ITable
-    ) -> lambda_.Function:
-        powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(self).region)
-        )
-        function = lambda_.Function(
+        ]
+        return python_function(
             self,
-            "Function",
-            description="video-index reconcile/rebuild: plan, repair partitions, report, switch",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            architecture=lambda_.Architecture.ARM_64,
+            settings=settings,
             handler=RECONCILE_HANDLER,
-            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
-            layers=[powertools],
-            tracing=lambda_.Tracing.ACTIVE,
+            service_name=RECONCILE_SERVICE_NAME,
+            description="video-index reconcile/rebuild: plan, repair partitions, report, switch",
+            role_description=(
+                "video-index reconcile/rebuild: S3 listing and inventory -> read model"
+            ),
             timeout=Duration.seconds(settings.reconcile_timeout_seconds),
             memory_size=settings.reconcile_memory_mb,
-            role=self.role,
-            log_group=self.log_group,
             environment={
-                ENV_BUCKET: storage.bucket.bucket_name,
+                ENV_BUCKET: bucket.bucket_name,
                 ENV_TABLE: table.table_name,
-                ENV_REPORTS_BUCKET: storage.reports_bucket.bucket_name,
+                ENV_REPORTS_BUCKET: reports.bucket_name,
                 ENV_INVENTORY_DESTINATION: storage.inventory_destination_uri,
                 ENV_MAX_REMOVE_SHARE: str(settings.reconcile_max_remove_share),
                 ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
                 ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
-                "POWERTOOLS_SERVICE_NAME": RECONCILE_SERVICE_NAME,
-                "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             },
+            statements=statements,
+            acknowledgments=acknowledgments,
         )
-        Validations.of(function).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-L1",
-                reason=(
-                    "Pinned to python3.13 because the public Powertools layer is built per "
-                    "Python version (AWSLambdaPowertoolsPythonV3-python313-arm64); runtime and "
-                    "layer are upgraded together."
-                ),
-            )
-        )
-        return function
 
     # --- state machine definitions ------------------------------------------------------------
 

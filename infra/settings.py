@@ -238,7 +238,7 @@ class StackSettings:
 
     @property
     def queue_visibility_timeout_seconds(self) -> int:
-        return VISIBILITY_TIMEOUT_FACTOR * self.ingest_timeout_seconds
+        return queue.visibility_timeout_seconds(self.ingest_timeout_seconds)
 
     @property
     def api_name(self) -> str:

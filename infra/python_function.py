@@ -1,0 +1,151 @@
+"""A video-index Python Lambda: the one way every function of the stack is built.
+
+Ingest, the API and reconcile/rebuild each run a handler from the same ``functions/``
+tree, the same way: python3.13 on arm64, the code as is (no bundling), dependencies
+from the public Powertools layer, active tracing, logs in a log group of its own with
+the stack's retention, and an execution role with only the statements written out
+for it (no managed policies). :func:`python_function` builds that and owns the
+cdk-nag acknowledgments it implies; what a function may do beyond logging and
+tracing stays with the construct that calls it.
+
+The resources are created directly in the calling construct (``LogGroup``, ``Role``,
+``PowertoolsLayer``, ``Function``), not in a construct of their own, so their paths,
+logical ids and the places of their acknowledgments are those of the calling
+construct (``VideoIndex/Ingest/Role``, ``VideoIndex/Api/Function``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.settings import METRICS_NAMESPACE, StackSettings
+
+#: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so
+#: synthesis needs neither Docker nor pip. Dependencies come from the Powertools layer.
+FUNCTIONS_DIR: Final = Path(__file__).resolve().parent.parent / "functions"
+ASSET_EXCLUDES: Final = [
+    "**/__pycache__",
+    "**/*.pyc",
+    "*.egg-info",
+    "**/.pytest_cache",
+    "**/.mypy_cache",
+    "**/.ruff_cache",
+]
+
+#: Environment variables every function gets from here; callers leave them out.
+ENV_POWERTOOLS_SERVICE_NAME: Final = "POWERTOOLS_SERVICE_NAME"
+ENV_POWERTOOLS_METRICS_NAMESPACE: Final = "POWERTOOLS_METRICS_NAMESPACE"
+
+#: Why the runtime is not the newest one (cdk-nag AwsSolutions-L1).
+RUNTIME_PIN_ACKNOWLEDGMENT: Final = Acknowledgment(
+    id="AwsSolutions-L1",
+    reason=(
+        "Pinned to python3.13 because the public Powertools layer is built per "
+        "Python version (AWSLambdaPowertoolsPythonV3-python313-arm64); runtime and "
+        "layer are upgraded together."
+    ),
+)
+#: The X-Ray statement active tracing adds to the role (cdk-nag AwsSolutions-IAM5).
+TRACING_ACKNOWLEDGMENT: Final = Acknowledgment(
+    id="AwsSolutions-IAM5[Resource::*]",
+    reason=(
+        "Added by Lambda active tracing: xray:PutTraceSegments and "
+        "xray:PutTelemetryRecords support no resource-level permissions."
+    ),
+)
+
+
+@dataclass(frozen=True)
+class PythonFunction:
+    """What :func:`python_function` created in its scope."""
+
+    log_group: logs.LogGroup
+    role: iam.Role
+    function: lambda_.Function
+
+
+def python_function(
+    scope: Construct,
+    *,
+    settings: StackSettings,
+    handler: str,
+    service_name: str,
+    description: str,
+    timeout: Duration,
+    memory_size: int,
+    environment: Mapping[str, str],
+    statements: Sequence[iam.PolicyStatement],
+    acknowledgments: Sequence[Acknowledgment] = (),
+    role_description: str | None = None,
+) -> PythonFunction:
+    """Add a video-index Python Lambda, its log group and its execution role to ``scope``.
+
+    ``handler`` is a dotted path into ``functions/``; ``service_name`` becomes the
+    Powertools service (logs, traces, the ``service`` metric dimension) next to the
+    stack's metrics namespace; ``role_description`` defaults to ``description``.
+
+    ``statements`` are the role's statements beyond writing its own logs, and
+    ``acknowledgments`` the cdk-nag findings they cause. Both are the caller's; they
+    are given here, not added afterwards, so the role's policy lists them before the
+    statements CDK adds itself (X-Ray for active tracing, event sources).
+
+    No AWSLambdaBasicExecutionRole: it allows any log group, while this role may only
+    write to the function's own.
+    """
+    reserved = {ENV_POWERTOOLS_SERVICE_NAME, ENV_POWERTOOLS_METRICS_NAMESPACE} & set(environment)
+    if reserved:
+        raise ValueError(f"set by python_function, not by its caller: {sorted(reserved)}")
+    log_group = logs.LogGroup(
+        scope,
+        "LogGroup",
+        retention=settings.log_retention,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    role = iam.Role(
+        scope,
+        "Role",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=description if role_description is None else role_description,
+    )
+    own_logs = iam.PolicyStatement(
+        sid="WriteOwnLogs",
+        actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources=[log_group.log_group_arn],
+    )
+    for statement in (own_logs, *statements):
+        role.add_to_principal_policy(statement)
+    Validations.of(role).acknowledge(*acknowledgments, TRACING_ACKNOWLEDGMENT)
+    powertools = lambda_.LayerVersion.from_layer_version_arn(
+        scope, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(scope).region)
+    )
+    function = lambda_.Function(
+        scope,
+        "Function",
+        description=description,
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        architecture=lambda_.Architecture.ARM_64,
+        handler=handler,
+        code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
+        layers=[powertools],
+        tracing=lambda_.Tracing.ACTIVE,
+        timeout=timeout,
+        memory_size=memory_size,
+        role=role,
+        log_group=log_group,
+        environment={
+            **environment,
+            ENV_POWERTOOLS_SERVICE_NAME: service_name,
+            ENV_POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        },
+    )
+    Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
+    return PythonFunction(log_group=log_group, role=role, function=function)
