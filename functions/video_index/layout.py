@@ -33,6 +33,8 @@ from video_index.keys import KEY_PREFIX, Kind, SegmentKey, parse_start
 
 CONTROL_PK: Final = "control"
 GENERATION_SK: Final = "generation"
+#: Control item holding the summary of the last reconcile run.
+RECONCILE_SK: Final = "reconcile"
 DEFAULT_GENERATION: Final = 1
 QUARTERS: Final = 4
 QUARTER_MS: Final = 15 * 60 * 1000

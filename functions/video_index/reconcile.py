@@ -51,6 +51,7 @@ from video_index.keys import (
 )
 from video_index.layout import (
     HOUR_MS,
+    RECONCILE_SK,
     bucket_pk,
     bucket_sk,
     key_of_segment_item,
@@ -350,7 +351,7 @@ class Reconciler:
 
     def record(self, report: ReconcileReport) -> None:
         """Keep the last run's summary in the control item (``video-index status``)."""
-        self._store.put_control("reconcile", _summary(report))
+        self._store.put_control(RECONCILE_SK, _summary(report))
 
     # -- whole runs ----------------------------------------------------------------------
 

@@ -19,12 +19,11 @@ from typing import Any, Final
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from video_index.layout import CONTROL_PK, GENERATION_SK
+from video_index.layout import CONTROL_PK, GENERATION_SK, RECONCILE_SK
 from video_index.settings import DEFAULT_TOMBSTONE_DAYS
 from video_index.store import ReadModelStore
 
 #: Sort key of the control item where reconcile records its last result (SPEC §8).
-RECONCILE_SK: Final = "reconcile"
 #: How far back to look for the newest CloudWatch datapoint of the queue age.
 AGE_LOOKBACK: Final = timedelta(minutes=15)
 
