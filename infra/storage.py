@@ -102,7 +102,9 @@ class SegmentStorage(Construct):
                     ),
                     frequency=s3.InventoryFrequency.DAILY,
                     include_object_versions=s3.InventoryObjectVersion.CURRENT,
-                    format=s3.InventoryFormat.PARQUET,
+                    # CSV: the reconcile Lambda reads it with the standard library alone
+                    # (Parquet and ORC need pyarrow, which no layer of this stack ships).
+                    format=s3.InventoryFormat.CSV,
                     optional_fields=list(INVENTORY_FIELDS),
                     # Only the indexed tree: foreign keys are never indexed (SPEC §2).
                     objects_prefix=INDEXED_PREFIX,
