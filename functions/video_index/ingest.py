@@ -30,7 +30,7 @@ from typing import Final
 from aws_lambda_powertools import Logger
 
 from video_index.events import Action, ObjectEvent
-from video_index.keys import ForeignKey, InvalidKey, SegmentKey, classify_key
+from video_index.keys import ForeignKey, InvalidKey, SegmentKey, ValidKey, classify_key
 from video_index.models import SegmentRecord
 from video_index.objects import ObjectReader
 from video_index.projection import ABSENT, ObjectState
@@ -101,8 +101,8 @@ class Ingestor:
                     "invalid key not indexed", extra={"key": event.key, "reason": reason}
                 )
                 return Outcome.INVALID
-            case valid:
-                segment = valid.segment
+            case ValidKey(segment=segment):
+                pass
         if self._generations is None:
             self._generations = self._store.generations()
         outcomes = [self._apply_to(generation, segment, event) for generation in self._generations]
