@@ -1,4 +1,4 @@
-"""``python -m bench [--quick]``: run every benchmark and print its figures.
+"""``python -m bench [--quick] [--only NAME]``: run the benchmarks and print their figures.
 
 Add a benchmark by appending a callable taking a :class:`BenchContext` to
 :data:`BENCHMARKS`; it prints its own tables and raises
@@ -19,12 +19,19 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
 from bench.ingest import ingest_benchmark  # noqa: E402
+from bench.pipeline import pipeline_benchmark  # noqa: E402
 from bench.queries import queries_benchmark  # noqa: E402
+from bench.reconcile import reconcile_benchmark  # noqa: E402
 
 Benchmark = Callable[[BenchContext], None]
 
 #: Every benchmark ``make bench`` runs, in order.
-BENCHMARKS: list[Benchmark] = [ingest_benchmark, queries_benchmark]
+BENCHMARKS: list[Benchmark] = [
+    ingest_benchmark,
+    queries_benchmark,
+    pipeline_benchmark,
+    reconcile_benchmark,
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,13 +39,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="a small smoke run (not the figures to quote)"
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="run only this benchmark (e.g. reconcile for reconcile_benchmark); repeatable",
+    )
     args = parser.parse_args(argv)
+    selected = [b for b in BENCHMARKS if not args.only or _short(b) in args.only]
+    if args.only and len(selected) != len(set(args.only)):
+        known = ", ".join(_short(b) for b in BENCHMARKS)
+        parser.error(f"--only takes one of: {known}")
     console = Console()
     if not console.is_terminal:  # piped or logged: wide enough for the tables
         console = Console(width=140)
     failures: list[str] = []
     with BenchContext(console=console, quick=args.quick) as context:
-        for benchmark in BENCHMARKS:
+        for benchmark in selected:
             began = time.perf_counter()
             try:
                 benchmark(context)
@@ -52,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[bold red]{len(failures)} benchmark(s) failed: {', '.join(failures)}[/]")
         return 1
     return 0
+
+
+def _short(benchmark: Benchmark) -> str:
+    return benchmark.__name__.removesuffix("_benchmark")
 
 
 if __name__ == "__main__":
