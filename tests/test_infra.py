@@ -177,7 +177,7 @@ def test_segment_bucket_has_daily_inventory_outside_the_indexed_tree(synth: Synt
     # Given the inventory configuration of the segment bucket
     storage = synth.stack.storage
     (inventory,) = synth.props(storage.bucket)["InventoryConfigurations"]
-    # Then it is a daily CSV report (readable without pyarrow) of current versions with size, date and etag
+    # Then it is a daily CSV report (no pyarrow needed) of current versions: size, date, etag
     assert inventory["Enabled"] is True
     assert inventory["ScheduleFrequency"] == "Daily"
     assert inventory["IncludedObjectVersions"] == "Current"

@@ -27,6 +27,7 @@ with one write to the control item.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Final
 
 from video_index.keys import KEY_PREFIX, Kind, SegmentKey, parse_start
@@ -59,8 +60,9 @@ def bucket_sk(kind: str, hour_start_ms: int) -> str:
     return f"{kind}#{hour:%Y%m%dT%H}"
 
 
+@lru_cache(maxsize=65536)
 def bucket_hour_ms(sk: str) -> tuple[str, int]:
-    """(kind, hour start in epoch ms) of a bucket sort key."""
+    """(kind, hour start in epoch ms) of a bucket sort key; cached, reconcile asks per object."""
     kind, hour = sk.split("#", 1)
     moment = datetime.strptime(hour, "%Y%m%dT%H").replace(tzinfo=UTC)
     return kind, int(moment.timestamp() * 1000)
