@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from video_index import local_cli, ops_cli, upload_cli
+from video_index.cli_args import device_arg, start_arg
 from video_index.keys import (
     EXTENSIONS,
     KEY_PREFIX,
@@ -39,14 +40,12 @@ from video_index.keys import (
     MIN_DURATION_MS,
     ForeignKey,
     InvalidKey,
-    InvalidKeyError,
     KeyClass,
     SegmentKey,
     ValidKey,
     classify_key,
     format_key,
     segment_id,
-    validate_device,
 )
 
 EXIT_OK: Final = 0
@@ -128,32 +127,6 @@ def _key_check(args: argparse.Namespace, console: Console) -> int:
 # --- key make ----------------------------------------------------------------------------
 
 
-def _device_arg(text: str) -> str:
-    try:
-        return validate_device(text)
-    except InvalidKeyError as exc:
-        raise argparse.ArgumentTypeError(exc.reason) from None
-
-
-def _start_arg(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO 8601 date and time (e.g. 2026-11-30T12:00:00Z)"
-        ) from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has no time zone; add Z for UTC (e.g. 2026-11-30T12:00:00Z)"
-        )
-    if moment.microsecond % 1000:
-        raise argparse.ArgumentTypeError(f"{text!r} is finer than millisecond precision")
-    try:
-        return moment.astimezone(UTC)
-    except OverflowError:
-        raise argparse.ArgumentTypeError(f"{text!r} is out of range in UTC") from None
-
-
 def _key_make(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     kind: str = args.kind
     low, high = MIN_DURATION_MS[kind], MAX_DURATION_MS[kind]
@@ -228,12 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     make.add_argument("--kind", required=True, choices=KINDS)
     make.add_argument(
-        "--device", required=True, type=_device_arg, help="1-64 characters of [a-z0-9-]"
+        "--device", required=True, type=device_arg, help="1-64 characters of [a-z0-9-]"
     )
     make.add_argument(
         "--start",
         required=True,
-        type=_start_arg,
+        type=start_arg,
         help="start of the recording, ISO 8601 with a time zone (e.g. 2026-11-30T12:00:00Z)",
     )
     make.add_argument(

@@ -36,14 +36,14 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from rich.console import Console
 from rich.text import Text
 
-from video_index.keys import EXTENSIONS, KINDS, InvalidKeyError, validate_device
+from video_index.cli_args import device_arg, start_arg
+from video_index.keys import EXTENSIONS, KINDS
 
 if TYPE_CHECKING:
     from video_index.uploader import FileOutcome, ManifestEntry
@@ -105,30 +105,6 @@ def _s3_client() -> Any:
 # --- argument types ----------------------------------------------------------------------
 
 
-def _device_arg(text: str) -> str:
-    try:
-        return validate_device(text)
-    except InvalidKeyError as exc:
-        raise argparse.ArgumentTypeError(exc.reason) from None
-
-
-def _start_arg(text: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO 8601 date and time (e.g. 2026-11-30T12:00:00Z)"
-        ) from None
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has no time zone; add Z for UTC (e.g. 2026-11-30T12:00:00Z)"
-        )
-    try:
-        return moment.astimezone(UTC)
-    except OverflowError:
-        raise argparse.ArgumentTypeError(f"{text!r} is out of range in UTC") from None
-
-
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -164,12 +140,12 @@ def register(commands: Any) -> None:
         "path", type=Path, metavar="PATH", help="a segment file, or a directory of them"
     )
     upload.add_argument(
-        "--device", required=True, type=_device_arg, help="1-64 characters of [a-z0-9-]"
+        "--device", required=True, type=device_arg, help="1-64 characters of [a-z0-9-]"
     )
     upload.add_argument("--kind", required=True, choices=KINDS, help="kind of the segment(s)")
     upload.add_argument(
         "--start",
-        type=_start_arg,
+        type=start_arg,
         help="start of the recording, ISO 8601 with a time zone, e.g. 2026-11-30T12:00:00Z "
         "(required for a file; not allowed for a directory)",
     )
@@ -293,7 +269,7 @@ def _read_manifest(path: Path, parser: argparse.ArgumentParser) -> dict[str, Man
         if not isinstance(item, dict):
             bad(f"entry {name!r} must be an object with start and duration_ms")
         try:
-            start = _start_arg(str(item["start"]))
+            start = start_arg(str(item["start"]))
             duration = item["duration_ms"]
             if isinstance(duration, bool) or not isinstance(duration, int):
                 raise argparse.ArgumentTypeError("duration_ms must be a whole number")
