@@ -23,11 +23,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
-from infra.python_function import PythonFunction, python_function
+from infra.python_function import PythonFunction, python_function, segment_read_statements
 from infra.settings import (
     API_AUTH_JWT,
     API_SERVICE_NAME,
-    INDEXED_PREFIX,
     StackSettings,
 )
 from video_index.settings import (
@@ -157,20 +156,8 @@ class QueryApi(Construct):
                 resources=[table.table_arn],
             ),
             # HEAD checks that a segment still exists; presigned GET URLs are signed with
-            # this role, so they are only as good as this permission.
-            iam.PolicyStatement(
-                sid="ReadSegmentObjects",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            # The freshness merge lists recent hour prefixes under v1/. With ListBucket,
-            # HEAD of a missing key answers 404 instead of 403. No s3:prefix condition: a
-            # HEAD carries no prefix, so S3's implicit ListBucket check would not match one.
-            iam.PolicyStatement(
-                sid="ListSegmentKeys",
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-            ),
+            # this role; the freshness merge lists recent hour prefixes under v1/.
+            *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
         ]
         acknowledgments = [
             Acknowledgment(

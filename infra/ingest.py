@@ -25,7 +25,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
-from infra.python_function import PythonFunction, python_function
+from infra.python_function import PythonFunction, python_function, segment_read_statements
 from infra.settings import (
     DLQ_RETENTION_DAYS,
     INDEXED_PREFIX,
@@ -171,20 +171,7 @@ class IngestPipeline(Construct):
                 resources=[table.table_arn],
             ),
             # HEAD decides the current state of a key when an event has no sequencer.
-            iam.PolicyStatement(
-                sid="HeadSegmentObjects",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            # With ListBucket, HEAD of a missing key answers 404 instead of 403, so the
-            # handler can tell "gone" from "forbidden". No s3:prefix condition: a HEAD
-            # carries no prefix, so S3's implicit ListBucket check would not match one
-            # and missing keys would answer 403 again.
-            iam.PolicyStatement(
-                sid="ListSegmentKeys",
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-            ),
+            *segment_read_statements(bucket),
             # The handler parks malformed messages in the DLQ itself.
             iam.PolicyStatement(
                 sid="ParkMalformedMessages",

@@ -25,9 +25,10 @@ from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.settings import METRICS_NAMESPACE, StackSettings
+from infra.settings import INDEXED_PREFIX, METRICS_NAMESPACE, StackSettings
 
 #: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so
 #: synthesis needs neither Docker nor pip. Dependencies come from the Powertools layer.
@@ -149,3 +150,27 @@ def python_function(
     )
     Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
     return PythonFunction(log_group=log_group, role=role, function=function)
+
+
+def segment_read_statements(
+    bucket: s3.IBucket, *, get_sid: str = "HeadSegmentObjects"
+) -> list[iam.PolicyStatement]:
+    """Read-only access to the indexed objects, as every video-index function needs it.
+
+    GetObject under ``v1/`` (HEAD, and presigned GETs signed with the role), and
+    ListBucket on the bucket: with it, HEAD of a missing key answers 404 instead of
+    403, so "gone" and "forbidden" differ. No ``s3:prefix`` condition on ListBucket: a
+    HEAD carries no prefix, so S3's implicit ListBucket check would not match one.
+    """
+    return [
+        iam.PolicyStatement(
+            sid=get_sid,
+            actions=["s3:GetObject"],
+            resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+        ),
+        iam.PolicyStatement(
+            sid="ListSegmentKeys",
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+        ),
+    ]

@@ -50,9 +50,8 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct, IConstruct
 
-from infra.python_function import PythonFunction, python_function
+from infra.python_function import PythonFunction, python_function, segment_read_statements
 from infra.settings import (
-    INDEXED_PREFIX,
     MAP_RESULTS_FOLDER,
     METRICS_NAMESPACE,
     REBUILD_REPORTS_PREFIX,
@@ -235,18 +234,8 @@ class ReconcileAndRebuild(Construct):
                 actions=list(READ_MODEL_INDEX_ACTIONS),
                 resources=[f"{table.table_arn}/index/{name}" for name in index_names],
             ),
-            # Every repair is verified against a LIST of the partition (SPEC §8); with
-            # ListBucket a HEAD of a missing key is a 404, not a 403.
-            iam.PolicyStatement(
-                sid="ListSegmentKeys",
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-            ),
-            iam.PolicyStatement(
-                sid="HeadSegmentObjects",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
+            # Every repair is verified against a LIST of the partition and a HEAD (SPEC §8).
+            *segment_read_statements(bucket),
             # Finding the newest inventory report and the objects of a run.
             iam.PolicyStatement(
                 sid="ListReports",

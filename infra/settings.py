@@ -21,7 +21,7 @@ from typing import Any, Final, NoReturn
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from video_index import queue_settings as queue
+import video_index.queue_settings as queue
 from video_index.keys import KEY_PREFIX, KINDS
 from video_index.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,

@@ -631,20 +631,27 @@ class _Upload:
 
     # -- what the key holds --
 
-    def _remote_sha256(self, content_md5: str | None) -> str | None:
-        """SHA-256 of the object under the key, or None when there is none."""
+    def _read(self, operation: str, method: Callable[..., Any]) -> dict[str, Any] | None:
+        """``method`` on the key with the retry policy; None when the key holds nothing."""
         try:
-            head = self.policy.call(
-                "HeadObject",
-                partial(self.s3.head_object, Bucket=self.bucket, Key=self.key),
+            answer: dict[str, Any] = self.policy.call(
+                operation,
+                partial(method, Bucket=self.bucket, Key=self.key),
                 passthrough=True,
             )
         except ClientError as exc:
             if _error_code(exc) in _NOT_FOUND or _http_status(exc) == 404:
                 return None
             raise UploadFailed(
-                self.key, "HeadObject", _error_code(exc), 1, exhausted=False, detail=str(exc)
+                self.key, operation, _error_code(exc), 1, exhausted=False, detail=str(exc)
             ) from exc
+        return answer
+
+    def _remote_sha256(self, content_md5: str | None) -> str | None:
+        """SHA-256 of the object under the key, or None when there is none."""
+        head = self._read("HeadObject", self.s3.head_object)
+        if head is None:
+            return None
         recorded = str(head.get("Metadata", {}).get(SHA256_METADATA, "")).lower()
         if _HEX64.fullmatch(recorded):
             return recorded
@@ -655,18 +662,9 @@ class _Upload:
 
     def _download_sha256(self) -> str | None:
         """Last resort for objects written without the metadata: hash their content."""
-        try:
-            answer = self.policy.call(
-                "GetObject",
-                partial(self.s3.get_object, Bucket=self.bucket, Key=self.key),
-                passthrough=True,
-            )
-        except ClientError as exc:
-            if _error_code(exc) in _NOT_FOUND or _http_status(exc) == 404:
-                return None
-            raise UploadFailed(
-                self.key, "GetObject", _error_code(exc), 1, exhausted=False, detail=str(exc)
-            ) from exc
+        answer = self._read("GetObject", self.s3.get_object)
+        if answer is None:
+            return None
         digest = hashlib.sha256()
         body = answer["Body"]
         try:
