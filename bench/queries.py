@@ -1,4 +1,4 @@
-"""Calendar and ranges (SPEC §5, §6, §11): the read model vs answering from an S3 listing.
+"""Calendar and ranges (docs/read-model.md): the read model vs answering from an S3 listing.
 
 One camera, ``cam-001``, records back-to-back 10 s video segments through
 November 2026, with a 5-minute outage at a random time every day. The same
@@ -49,16 +49,16 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
-from tests.reference_projection import RefModel, project
-from tests.reference_projection import ranges as reference_ranges
-from video_index.api_services import build_api_services
-from video_index.calendar import CalendarDay
-from video_index.keys import MAX_DURATION_MS, format_start, segment_id
-from video_index.queries import Queries
-from video_index.ranges import merge_ranges
-from video_index.services import CLIENT_CONFIG, S3_CONFIG, Clients
-from video_index.settings import Settings
-from video_index.table_schema import create_tables
+from tests.support.reference_projection import RefModel, project
+from tests.support.reference_projection import ranges as reference_ranges
+from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
+from video_index.core.keys import MAX_DURATION_MS, format_start, segment_id
+from video_index.core.ranges import merge_ranges
+from video_index.core.settings import Settings
+from video_index.core.table_schema import create_tables
+from video_index.query.calendar import CalendarDay
+from video_index.query.queries import Queries
+from video_index.query.service import build_api_services
 
 DEVICE: Final = "cam-001"
 KIND: Final = "video"
@@ -71,7 +71,7 @@ SEGMENT_MS: Final = 10_000
 OUTAGE_MS: Final = 5 * 60_000
 HOUR_MS: Final = 3_600_000
 DAY_MS: Final = 24 * HOUR_MS
-#: The longest video segment a key may name (SPEC §2): how far back a listing must look.
+#: The longest video segment a key may name (docs/keys.md): how far back a listing must look.
 MAX_VIDEO_MS: Final = MAX_DURATION_MS[KIND]
 FULL_DAYS: Final = 30
 QUICK_DAYS: Final = 3
@@ -79,8 +79,8 @@ QUICK_DAYS: Final = 3
 RANGES_DAY: Final = {False: 15, True: 2}
 #: After the month: the API's freshness listing (last 15 minutes) never applies.
 NOW: Final = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
-#: SPEC §5: a month calendar and the ranges of one day take at most this many requests.
-SPEC_BOUND: Final = 2
+#: docs/read-model.md: a month calendar and the ranges of one day take at most this many requests.
+REQUEST_BOUND: Final = 2
 RUNS: Final = 5
 #: ...but no more than MIN_RUNS of a question whose runs already took RUN_BUDGET_S (the
 #: month's listing is ~260 sequential pages: tens of seconds a run here).
@@ -289,7 +289,7 @@ _KEY: Final = re.compile(
 
 
 def parse_video_key(key: str) -> tuple[int, int] | None:
-    """(start, end) epoch ms of a valid video key (SPEC §2), None for anything else."""
+    """(start, end) epoch ms of a valid video key (docs/keys.md), None for anything else."""
     m = _KEY.match(key)
     if m is None:
         return None
@@ -360,7 +360,7 @@ def local_day_starts(year: int, month: int, tz: ZoneInfo) -> list[int]:
 
 
 def calendar_by_listing(listing: Listing, year: int, month: int, tz: ZoneInfo) -> list[CalendarDay]:
-    """SPEC §5 calendar from the keys: a day has video when a segment interval intersects
+    """docs/read-model.md calendar from the keys: a day has video when a segment interval intersects
     its local [00:00, 24:00); its figures count the segments that start in it."""
     starts = local_day_starts(year, month, tz)
     days = len(starts) - 1
@@ -829,10 +829,10 @@ def _measure_and_print(
         ),
     ]
     for question, requests, detail in bounds:
-        met = requests <= SPEC_BOUND
+        met = requests <= REQUEST_BOUND
         console.print(
-            f"SPEC §5 bound, {question} <= {SPEC_BOUND} DynamoDB requests: {requests}{detail} -> "
-            + ("[bold green]MET[/]" if met else "[bold red]NOT MET[/]")
+            f"docs/read-model.md bound, {question} <= {REQUEST_BOUND} DynamoDB requests: "
+            f"{requests}{detail} -> " + ("[bold green]MET[/]" if met else "[bold red]NOT MET[/]")
         )
     console.print(cost_table(rows))
 
@@ -868,7 +868,7 @@ def _measure_and_print(
         f"{len(calendar_prefixes)} prefixes, "
         + ", ".join(p.removeprefix(f"v1/{KIND}/{DEVICE}/") for p in calendar_prefixes[:4])
         + ("..." if len(calendar_prefixes) > 4 else "")
-        + "; 1,000 keys a page. Keys parsed by a regular expression of SPEC §2 (not the "
+        + "; 1,000 keys a page. Keys parsed by a regular expression of docs/keys.md (not the "
         "product's parser); answer computed in Python. Answers checked equal to the read "
         "model's, and the ranges also to tests.reference_projection.ranges of the whole "
         "bucket.",

@@ -1,4 +1,4 @@
-"""Reconcile (SPEC §8, §11): rows/s and peak memory vs a bare pyarrow read, requests per object.
+"""Reconcile (docs/operations.md): rows/s, peak memory vs a bare pyarrow read, requests per object.
 
 A world of N 10 s video segments over 200 devices × 30 UTC days (6,000 partitions,
 N/6,000 each; :mod:`bench.reconcile_world`) is written as S3 Inventory reports, CSV
@@ -63,9 +63,9 @@ from bench.reconcile_world import (
     World,
     partition_of,
 )
-from tests.inventory_fixtures import write_inventory_stream
-from video_index.dynamodb_local import free_port
-from video_index.table_schema import create_tables
+from tests.support.inventory_fixtures import write_inventory_stream
+from video_index.core.table_schema import create_tables
+from video_index.local.dynamodb_local import free_port
 
 FULL_SIZES: Final = (100_000, 1_000_000)
 QUICK_SIZES: Final = (20_000, 100_000)

@@ -133,10 +133,10 @@ def reconcile(args: dict[str, Any]) -> dict[str, Any]:
     import boto3
     import pyarrow.parquet  # noqa: F401 - imported lazily by the product: count it in the floor
 
-    from video_index.operations import build_ops
-    from video_index.reconcile import SourceObject
-    from video_index.services import CLIENT_CONFIG, S3_CONFIG, Clients
-    from video_index.settings import Settings
+    from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
+    from video_index.aws.objects import ListedObject
+    from video_index.core.settings import Settings
+    from video_index.ops.service import build_ops
 
     dynamodb = boto3.client(
         "dynamodb", endpoint_url=args["dynamodb_endpoint"], config=CLIENT_CONFIG
@@ -150,7 +150,7 @@ def reconcile(args: dict[str, Any]) -> dict[str, Any]:
 
     marks: dict[str, Any] = {}
 
-    def timed(objects: Iterator[SourceObject]) -> Iterator[SourceObject]:
+    def timed(objects: Iterator[ListedObject]) -> Iterator[ListedObject]:
         count = 0
         for obj in objects:
             count += 1

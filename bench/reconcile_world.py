@@ -17,7 +17,7 @@ Three views of it, all streamed:
 
 Bucket figures are computed here from the layout documented in
 ``docs/read-model.md`` (not with the product's projection); :meth:`World.self_check`
-compares them with ``video_index.projection.contribution`` on a few partitions.
+compares them with ``video_index.core.projection.contribution`` on a few partitions.
 Object bodies are small (200–1,199 bytes, derived from the key) so that the
 partitions reconcile has to LIST and HEAD can be real objects in the bucket; sizes
 do not change any figure the benchmark reports.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
-from video_index.fingerprints import Partition
+from video_index.ops.fingerprints import Partition
 
 DEVICES: Final = 200
 DAYS: Final = 30
@@ -315,8 +315,8 @@ class World:
     def self_check(self) -> list[str]:
         """Keys and bucket figures of a few partitions against the product's own
         ``parse_key``/``contribution``; returns the disagreements."""
-        from video_index.keys import parse_key
-        from video_index.projection import contribution
+        from video_index.core.keys import parse_key
+        from video_index.core.projection import contribution
 
         problems: list[str] = []
         for number in (0, *self.drifted, PARTITIONS - 1):

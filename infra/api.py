@@ -1,11 +1,11 @@
 """Clients -> read model: the HTTP API, its Lambda, authorization, throttling, access logs.
 
-Wiring of SPEC §6: one API Gateway HTTP API with an explicit set of ``GET`` routes
-(no ``$default`` catch-all, so an unknown path is answered by API Gateway and never
-invokes the function), every route behind the authorizer chosen at deploy time
-(``api_auth``: IAM/SigV4 by default, or JWT). The Lambda gets exactly the
-permissions the handler uses, written out here instead of the ``grant_*`` helpers,
-so a review of this file is a review of its privileges.
+Wiring of docs/api.md: one API Gateway HTTP API with exactly the paths the resolver
+documents, each with method ``ANY`` (no ``$default`` catch-all, so an unknown path is
+answered by API Gateway and never invokes the function), every route behind the
+authorizer chosen at deploy time (``api_auth``: IAM/SigV4 by default, or JWT). The
+Lambda gets exactly the permissions the handler uses, written out here instead of the
+``grant_*`` helpers, so a review of this file is a review of its privileges.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import Acknowledgment, CfnElement, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
@@ -21,15 +21,14 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
-from constructs import Construct, IConstruct
+from constructs import Construct
 
+from infra.nag import segment_objects_acknowledgment
 from infra.python_function import PythonFunction, python_function, segment_read_statements
-from infra.settings import (
-    API_AUTH_JWT,
+from infra.settings import API_AUTH_JWT, StackSettings
+from video_index.core.contract import (
+    API_HANDLER,
     API_SERVICE_NAME,
-    StackSettings,
-)
-from video_index.settings import (
     ENV_BUCKET,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
@@ -37,23 +36,19 @@ from video_index.settings import (
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
 )
-from video_index.table_schema import ID_INDEX
+from video_index.core.table_schema import ID_INDEX
 
-API_HANDLER: Final = "video_index.handlers.api.handler"
 
-#: Every path the API serves (SPEC §6), all ``GET``, all to the one function. The
-#: annotation and segment-deletion routes are added with the annotations store.
-ROUTE_PATHS: Final = (
-    "/devices",
-    "/devices/{device}",
-    "/devices/{device}/calendar",
-    "/devices/{device}/ranges",
-    "/devices/{device}/segments",
-    "/devices/{device}/segments/{id}",
-    "/devices/{device}/playlist.m3u8",
-    "/devices/{device}/overlays",
-    "/openapi.json",
-)
+def route_paths() -> list[str]:
+    """Every path the API documents (docs/api.md), read from the resolver itself.
+
+    Each is routed with method ``ANY`` to the one function, which answers the
+    methods a path has and 405 for the others (as ``video-index local`` does).
+    """
+    from video_index.query.app import route_methods
+
+    return sorted(route_methods())
+
 
 #: Read-model reads of every route: one item by key, or a key-range query.
 READ_MODEL_READ_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
@@ -115,10 +110,10 @@ class QueryApi(Construct):
             description="video-index: segments, calendars, ranges and playlists of camera video",
         )
         integration = integrations.HttpLambdaIntegration("Function", self.function)
-        for path in ROUTE_PATHS:
+        for path in route_paths():
             self.http_api.add_routes(
                 path=path,
-                methods=[apigwv2.HttpMethod.GET],
+                methods=[apigwv2.HttpMethod.ANY],
                 integration=integration,
                 authorizer=self.authorizer,
             )
@@ -160,14 +155,9 @@ class QueryApi(Construct):
             *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
         ]
         acknowledgments = [
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{_logical_id(bucket)}.Arn>/v1/*]",
-                reason=(
-                    "Object keys are unbounded by design (one per segment); the wildcard is "
-                    "confined to the indexed v1/ prefix and to s3:GetObject (HEAD and "
-                    "presigned GET of segments)."
-                ),
-            ),
+            segment_objects_acknowledgment(
+                bucket, "Only s3:GetObject (HEAD and presigned GET of segments)."
+            )
         ]
         return python_function(
             self,
@@ -224,11 +214,3 @@ class QueryApi(Construct):
             format=ACCESS_LOG_FORMAT,
         )
         return stage
-
-
-def _logical_id(construct: IConstruct) -> str:
-    """Logical id of a construct's CloudFormation resource, as cdk-nag prints it."""
-    default_child = construct.node.default_child
-    if not isinstance(default_child, CfnElement):
-        raise TypeError(f"{construct.node.path} has no CloudFormation resource")
-    return Stack.of(construct).get_logical_id(default_child)

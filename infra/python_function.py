@@ -28,12 +28,16 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.settings import INDEXED_PREFIX, METRICS_NAMESPACE, StackSettings
+from infra.settings import StackSettings
+from video_index.core.contract import INDEXED_PREFIX, METRICS_NAMESPACE
 
 #: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so
 #: synthesis needs neither Docker nor pip. Dependencies come from the Powertools layer.
 FUNCTIONS_DIR: Final = Path(__file__).resolve().parent.parent / "functions"
+#: Packages only developers and cameras run: never deployed (docs/deployment.md).
+DEVELOPER_PACKAGES: Final = ("video_index/cli", "video_index/local", "video_index/upload")
 ASSET_EXCLUDES: Final = [
+    *DEVELOPER_PACKAGES,
     "**/__pycache__",
     "**/*.pyc",
     "*.egg-info",

@@ -1,7 +1,7 @@
-"""The read-model table: the DynamoDB projection P(S3) the API serves (SPEC §5).
+"""The read-model table: the DynamoDB projection P(S3) the API serves (docs/read-model.md).
 
 Its physical shape (key names and types, TTL attribute, billing mode) is read
-from :mod:`video_index.table_schema`, the same module `video-index local` and
+from :mod:`video_index.core.table_schema`, the same module `video-index local` and
 the tests create their tables from, so the deployed table cannot drift from
 what the code was tested against.
 """
@@ -14,7 +14,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from video_index.table_schema import (
+from video_index.core.table_schema import (
     ID_ATTRIBUTE,
     ID_INDEX,
     PARTITION_KEY,
@@ -60,7 +60,7 @@ class ReadModelTable(Construct):
         definition = read_model_table_definition("unused")
         key_types = {k["KeyType"]: k["AttributeName"] for k in definition["KeySchema"]}
         if (key_types.get("HASH"), key_types.get("RANGE")) != (PARTITION_KEY, SORT_KEY):
-            raise ValueError("video_index.table_schema key constants and definition disagree")
+            raise ValueError("video_index.core.table_schema key constants and definition disagree")
 
         self.table = dynamodb.Table(
             self,
@@ -74,14 +74,14 @@ class ReadModelTable(Construct):
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             # DESTROY is deliberate: every item is derived from the segment bucket and the
-            # table is rebuildable from S3 alone (SPEC §1, §8). Retaining it would only
+            # table is rebuildable from S3 alone (docs/invariants.md). Retaining it would only
             # leave an orphan that a redeploy cannot adopt. The annotations table, which
             # is primary data, is the one that must be retained.
             removal_policy=RemovalPolicy.DESTROY,
         )
         indexes = definition.get("GlobalSecondaryIndexes", [])
         if ID_INDEX not in {index["IndexName"] for index in indexes}:
-            raise ValueError(f"video_index.table_schema defines no {ID_INDEX!r} index")
+            raise ValueError(f"video_index.core.table_schema defines no {ID_INDEX!r} index")
         for index in indexes:
             self._add_index(definition, index)
 
@@ -89,7 +89,7 @@ class ReadModelTable(Construct):
         """Add one global secondary index exactly as the shared definition describes it."""
         keys = {k["KeyType"]: k["AttributeName"] for k in index["KeySchema"]}
         if index["IndexName"] == ID_INDEX and keys != {"HASH": ID_ATTRIBUTE}:
-            raise ValueError("video_index.table_schema id index and constants disagree")
+            raise ValueError("video_index.core.table_schema id index and constants disagree")
         projection = index["Projection"]
         self.table.add_global_secondary_index(
             index_name=index["IndexName"],

@@ -6,8 +6,9 @@ overrides it (``cdk synth -c retention_days_video=60`` or the ``context`` block 
 stops synthesis with an error that names the context key, instead of surfacing
 later as a CloudFormation rollback.
 
-Naming (stack id, service name, metric namespace, inventory id, key prefixes) is
-also defined here, so the constructs never spell a name themselves.
+Names the functions read too (service names, metric namespace, inventory id, key
+prefixes) are in :mod:`video_index.core.contract`, so the constructs never spell a
+name themselves.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from typing import Any, Final, NoReturn
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-import video_index.queue_settings as queue
-from video_index.keys import KEY_PREFIX, KINDS
-from video_index.settings import (
+import video_index.core.queue_settings as queue
+from video_index.core.keys import KINDS
+from video_index.core.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,
     DEFAULT_GAP_TOLERANCE_MS,
     DEFAULT_MAX_REMOVE_SHARE,
@@ -35,30 +36,8 @@ from video_index.settings import (
 
 #: Id (and CloudFormation name) of the stack unless ``stack_name`` is given.
 DEFAULT_STACK_NAME: Final = "VideoIndex"
-#: Powertools service name of the ingest Lambda (logs, traces, metric dimension).
-INGEST_SERVICE_NAME: Final = "video-index-ingest"
-#: Powertools service name of the API Lambda.
-API_SERVICE_NAME: Final = "video-index-api"
-#: Powertools service name of the reconcile/rebuild Lambda (also the dimension of its metrics).
-RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
-#: CloudWatch namespace of the product's custom metrics (Powertools EMF).
-METRICS_NAMESPACE: Final = "VideoIndex"
-#: Id of the S3 Inventory configuration; it is part of the report path
-#: ``<prefix>/<source-bucket>/<inventory-id>/...`` that reconcile looks under.
-INVENTORY_ID: Final = "video-index-daily"
-#: Where the inventory reports land in the reports bucket. Deliberately not under the
-#: indexed ``v1/`` tree: reports are never segment objects (SPEC §2 "foreign").
-INVENTORY_PREFIX: Final = "inventory"
-#: The only key prefix the product indexes (SPEC §2); notifications, lifecycle rules and
-#: the ingest role's object permissions are all scoped to it.
-INDEXED_PREFIX: Final = KEY_PREFIX
-#: Where reconcile writes its partition lists, Distributed Map results and reports in the
-#: reports bucket (``reconcile/<run_id>/...``, ``reconcile/results/...``).
-RECONCILE_REPORTS_PREFIX: Final = "reconcile/"
-#: Where rebuild writes its partition lists and Distributed Map results in the reports bucket.
-REBUILD_REPORTS_PREFIX: Final = "rebuild/"
-#: Sub-prefix (under the two above) where Step Functions writes Distributed Map results.
-MAP_RESULTS_FOLDER: Final = "results/"
+#: The names both sides must agree on (service names, prefixes, actions) are in
+#: :mod:`video_index.core.contract`.
 
 # --- fixed limits (AWS service rules, not deployment choices) ---------------------------------
 
@@ -71,11 +50,11 @@ VISIBILITY_TIMEOUT_FACTOR: Final = queue.VISIBILITY_TIMEOUT_FACTOR
 #: API Gateway HTTP APIs end an integration after at most 30 s, so a longer Lambda timeout
 #: would only burn compute for a client that already got a 503.
 API_INTEGRATION_TIMEOUT_SECONDS: Final = 30
-#: "Short-lived" presigned URLs (SPEC §6): at most one hour.
+#: "Short-lived" presigned URLs (docs/api.md): at most one hour.
 MAX_PRESIGN_SECONDS: Final = 3600
 #: The freshness merge lists one S3 prefix per hour of the window; a day bounds that cost.
 MAX_FRESH_WINDOW_SECONDS: Final = 24 * 60 * 60
-#: Authorization modes of the HTTP API (SPEC §6: IAM or JWT, chosen at deploy).
+#: Authorization modes of the HTTP API (docs/api.md: IAM or JWT, chosen at deploy).
 API_AUTH_IAM: Final = "iam"
 API_AUTH_JWT: Final = "jwt"
 API_AUTH_MODES: Final = (API_AUTH_IAM, API_AUTH_JWT)
@@ -159,7 +138,7 @@ class StackSettings:
     #: Retention of the notification queue. Kept well below the DLQ's 14 days because a
     #: moved message keeps its original enqueue time: whatever it spent here is lost there.
     queue_retention_days: int = queue.QUEUE_RETENTION_DAYS
-    #: Read-model settings passed to the ingest Lambda (SPEC §5 and the tombstone rule).
+    #: Read-model settings passed to the ingest Lambda (docs/read-model.md and the tombstone rule).
     gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
     tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
     #: Retention of the Lambda log groups (must be a value CloudWatch Logs accepts).
@@ -181,9 +160,9 @@ class StackSettings:
     #: API Lambda timeout (at most the HTTP API integration timeout) and memory.
     api_timeout_seconds: int = 29
     api_memory_mb: int = 512
-    #: Lifetime of the presigned segment URLs the API hands out ("short-lived", SPEC §6).
+    #: Lifetime of the presigned segment URLs the API hands out ("short-lived", docs/api.md).
     presign_seconds: int = DEFAULT_PRESIGN_SECONDS
-    #: How far back the API merges an S3 listing into read-model answers (SPEC §6 freshness).
+    #: How far back the API merges an S3 listing into read-model answers (docs/api.md freshness).
     fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
     #: When the reconcile state machine runs (EventBridge Scheduler expression, UTC). It
     #: also runs whenever a new inventory report lands.
@@ -194,7 +173,7 @@ class StackSettings:
     reconcile_batch_size: int = 25
     reconcile_tolerated_failure_percent: int = 5
     #: Safety threshold: a run that would remove more than this share of the read model
-    #: stops unless forced (SPEC §8).
+    #: stops unless forced (docs/operations.md).
     reconcile_max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
     #: Reconcile/rebuild Lambda timeout and memory (1769 MB is one full vCPU).
     reconcile_timeout_seconds: int = 900

@@ -12,9 +12,10 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.api import QueryApi
-from infra.ingest import AlarmTopic, IngestPipeline
+from infra.ingest import IngestPipeline
+from infra.monitoring import Monitoring
+from infra.ops import ReconcileAndRebuild
 from infra.read_model import ReadModelTable
-from infra.reconcile import ReconcileAndRebuild
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 
@@ -35,14 +36,12 @@ class VideoIndexStack(Stack):
         self.settings = settings
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
-        self.alarms = AlarmTopic(self, "Alarms", settings=settings)
         self.ingest = IngestPipeline(
             self,
             "Ingest",
             settings=settings,
             bucket=self.storage.bucket,
             table=self.read_model.table,
-            alarm_topic=self.alarms.topic,
         )
         self.api = QueryApi(
             self,
@@ -57,7 +56,15 @@ class VideoIndexStack(Stack):
             settings=settings,
             storage=self.storage,
             table=self.read_model.table,
-            alarm_topic=self.alarms.topic,
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            settings=settings,
+            dead_letter_queue=self.ingest.dead_letter_queue,
+            ingest_function=self.ingest.function,
+            reconcile_state_machine=self.reconcile.reconcile_state_machine,
+            rebuild_state_machine=self.reconcile.rebuild_state_machine,
         )
         self.api_url_output = CfnOutput(
             self,

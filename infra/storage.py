@@ -1,4 +1,4 @@
-"""The segment bucket, the one source of truth for segments (SPEC §1, §9).
+"""The segment bucket, the one source of truth for segments (docs/invariants.md).
 
 Everything here protects the bytes: no public access, TLS only, encryption at
 rest, versioning with a bounded undelete window, and a retained bucket. The
@@ -14,9 +14,10 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.settings import INDEXED_PREFIX, INVENTORY_ID, INVENTORY_PREFIX, StackSettings
+from infra.settings import StackSettings
+from video_index.core.contract import INDEXED_PREFIX, INVENTORY_ID, INVENTORY_PREFIX
 
-#: Fields reconcile needs from an inventory row besides the key (SPEC §5: size, etag,
+#: Fields reconcile needs from an inventory row besides the key (docs/read-model.md: size, etag,
 #: last_modified). Fewer fields make smaller, cheaper reports.
 INVENTORY_FIELDS: tuple[str, ...] = ("Size", "LastModifiedDate", "ETag")
 _ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
@@ -106,7 +107,7 @@ class SegmentStorage(Construct):
                     # (Parquet and ORC need pyarrow, which no layer of this stack ships).
                     format=s3.InventoryFormat.CSV,
                     optional_fields=list(INVENTORY_FIELDS),
-                    # Only the indexed tree: foreign keys are never indexed (SPEC §2).
+                    # Only the indexed tree: foreign keys are never indexed (docs/keys.md).
                     objects_prefix=INDEXED_PREFIX,
                     enabled=True,
                 )
@@ -136,7 +137,7 @@ class SegmentStorage(Construct):
         """Retention per kind by prefix, the undelete window, and multipart cleanup.
 
         Kind is the first key part after ``v1/`` precisely so these rules can target it
-        (SPEC §2). Expiring a current version in a versioned bucket only adds a delete
+        (docs/keys.md). Expiring a current version in a versioned bucket only adds a delete
         marker; the bytes stay recoverable for the undelete window, then go.
         """
         rules = [

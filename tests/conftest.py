@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import uuid
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
-import boto3
 import pytest
 from moto import mock_aws
 
-from video_index.dynamodb_local import DynamoDBLocal
-from video_index.table_schema import create_tables
+from tests.support.tables import TableFactory, make_table_factory
+from video_index.local.dynamodb_local import DynamoDBLocal
 
 # Tests never reach real AWS: fake credentials, a fixed region, no X-Ray.
 for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
@@ -34,28 +31,6 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
     """One DynamoDB Local for the whole run; tests isolate themselves by table name."""
     with DynamoDBLocal() as server:
         yield server
-
-
-TableFactory = Callable[[], tuple[Any, str]]
-
-
-def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFactory:
-    """A function creating a fresh read-model table on ``engine``: (client, table name).
-
-    For moto it must be called inside an active ``mock_aws``.
-    """
-
-    def factory() -> tuple[Any, str]:
-        if engine == "dynamodb_local":
-            server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
-            client = boto3.client("dynamodb", endpoint_url=server.endpoint)
-        else:
-            client = boto3.client("dynamodb")
-        name = f"read-model-{uuid.uuid4().hex[:12]}"
-        create_tables(client, name)
-        return client, name
-
-    return factory
 
 
 @pytest.fixture(params=ENGINES)

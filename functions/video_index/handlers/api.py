@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from video_index import api
-from video_index.api_services import ApiServices, build_api_services
-from video_index.services import Clients
-from video_index.settings import Settings
+from video_index.aws.clients import Clients
+from video_index.core.contract import API_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.settings import Settings
+from video_index.query import app as api
+from video_index.query.service import ApiServices, build_api_services
 
-logger = Logger(service="video-index-api")
-metrics = Metrics(namespace="VideoIndex", service="video-index-api")
-tracer = Tracer(service="video-index-api")
-
-_services: ApiServices | None = None
+logger = Logger(service=API_SERVICE_NAME)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=API_SERVICE_NAME)
+tracer = Tracer(service=API_SERVICE_NAME)
 
 
+@cache
 def services() -> ApiServices:
-    """Built on the first request (not at import) and reused while the container lives."""
-    global _services
-    if _services is None:
-        _services = build_api_services(Settings.from_env(), Clients.default())
-    return _services
+    """Built on the first invocation (not at import) and reused while the container lives."""
+    return build_api_services(Settings.from_env(), Clients.default())
 
 
 api.configure(services)

@@ -1,29 +1,28 @@
-"""Lambda entry point for ingest: decorators and one call into :mod:`video_index.ingest_batches`."""
+"""Lambda entry point for ingest: decorators and one call into :mod:`video_index.ingest.batches`."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from video_index.ingest_batches import IngestService
-from video_index.services import Clients, build_ingest_service
-from video_index.settings import Settings
+from video_index.aws.clients import Clients
+from video_index.core.contract import INGEST_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.settings import Settings
+from video_index.ingest.batches import IngestService
+from video_index.ingest.service import build_ingest_service
 
-logger = Logger(service="video-index-ingest")
-metrics = Metrics(namespace="VideoIndex", service="video-index-ingest")
-tracer = Tracer(service="video-index-ingest")
-
-_service: IngestService | None = None
+logger = Logger(service=INGEST_SERVICE_NAME)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=INGEST_SERVICE_NAME)
+tracer = Tracer(service=INGEST_SERVICE_NAME)
 
 
+@cache
 def service() -> IngestService:
     """Built on the first invocation (not at import) and reused while the container lives."""
-    global _service
-    if _service is None:
-        _service = build_ingest_service(Settings.from_env(), Clients.default())
-    return _service
+    return build_ingest_service(Settings.from_env(), Clients.default())
 
 
 @logger.inject_lambda_context

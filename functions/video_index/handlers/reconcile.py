@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import Any, Final
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from video_index.operations import Ops, build_ops
-from video_index.ops_steps import dispatch
-from video_index.services import Clients
-from video_index.settings import Settings
+from video_index.aws.clients import Clients
+from video_index.core.contract import (
+    METRICS_NAMESPACE,
+    PARTITIONS_REPAIRED_METRIC,
+    RECONCILE_SERVICE_NAME,
+)
+from video_index.core.settings import Settings
+from video_index.ops.service import Ops, build_ops
+from video_index.ops.steps import dispatch
 
-logger = Logger(service="video-index-reconcile")
-metrics = Metrics(namespace="VideoIndex", service="video-index-reconcile")
-tracer = Tracer(service="video-index-reconcile")
+logger = Logger(service=RECONCILE_SERVICE_NAME)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=RECONCILE_SERVICE_NAME)
+tracer = Tracer(service=RECONCILE_SERVICE_NAME)
 
-_ops: Ops | None = None
-
-#: Report fields published as metrics (SPEC §8: checked/repaired, added/removed/fixed, invalid).
-REPORT_METRICS = {
+#: Report fields published as metrics (docs/operations.md: checked/repaired, added/removed/
+#: fixed, invalid).
+REPORT_METRICS: Final = {
     "partitions_checked": "PartitionsChecked",
-    "partitions_repaired": "PartitionsRepaired",
+    "partitions_repaired": PARTITIONS_REPAIRED_METRIC,
     "entries_added": "EntriesAdded",
     "entries_removed": "EntriesRemoved",
     "entries_fixed": "EntriesFixed",
@@ -31,11 +36,10 @@ REPORT_METRICS = {
 }
 
 
+@cache
 def ops() -> Ops:
-    global _ops
-    if _ops is None:
-        _ops = build_ops(Settings.from_env(), Clients.default())
-    return _ops
+    """Built on the first invocation (not at import) and reused while the container lives."""
+    return build_ops(Settings.from_env(), Clients.default())
 
 
 @logger.inject_lambda_context

@@ -1,4 +1,4 @@
-"""``video-index local``: the whole system on one machine (SPEC §10).
+"""``video-index local``: the whole system on one machine (docs/local.md).
 
 * :mod:`.stack` — :class:`~video_index.local.stack.LocalStack`: moto server (S3, SQS,
   CloudWatch), DynamoDB Local, the resources, the ingest worker and the HTTP API.

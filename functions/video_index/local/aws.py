@@ -1,9 +1,9 @@
 """boto3 clients for the local stack: fixed fake credentials, explicit endpoints.
 
 Nothing here reads the user's AWS configuration: no profile, no config or
-credentials file, no environment credentials. DynamoDB Local keeps one database
-per access key id, so every program that talks to a local stack uses the same
-fixed key (it is written into the ready file).
+credentials file, no environment credentials. The fixed key is written into the
+ready file; DynamoDB Local runs with ``-sharedDb``, so a program using other
+credentials (the AWS CLI with the user's own) sees the same tables too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import boto3
 import botocore.session
 from botocore.config import Config
 
-from video_index.services import CLIENT_CONFIG, S3_CONFIG, Clients
+from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 
 #: DynamoDB Local accepts only letters and digits in the access key id.
 ACCESS_KEY_ID: Final = "videoindexlocal"

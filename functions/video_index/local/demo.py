@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from rich.console import Console
 from rich.table import Table
 
-from video_index.uploader import upload_segment
+from video_index.upload import upload_segment
 
 CATCH_UP_TIMEOUT_SECONDS: Final = 180.0
 
@@ -54,11 +54,11 @@ def camera_day(now: datetime) -> Iterator[Upload]:
         yield Upload("video", "cam-parking", start + timedelta(milliseconds=30_250 * i), 30_000)
     for i in range(4):
         yield Upload("analysis", "cam-parking", start + timedelta(minutes=5 * i), 60_000)
-    # dock: motion clips today, one overlapping the previous one
-    for hour, minute in ((6, 0), (9, 30), (9, 31), (13, 15)):
-        clip = today + timedelta(hours=hour, minutes=minute)
-        if clip < now:
-            yield Upload("video", "cam-dock", clip, 120_000)
+    # dock: motion clips of the last hours, one overlapping the previous one (relative to
+    # now, so the camera has video whatever the time of day the demo runs)
+    for minutes_ago in (8 * 60, 4 * 60 + 30, 4 * 60 + 29, 45):
+        clip = (now - timedelta(minutes=minutes_ago)).replace(second=0, microsecond=0)
+        yield Upload("video", "cam-dock", clip, 120_000)
     # entrance again: the last minutes before now (served from S3 until ingested)
     for i in range(10):
         recent = now - timedelta(minutes=6) + timedelta(seconds=30 * i)

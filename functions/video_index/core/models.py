@@ -1,0 +1,51 @@
+"""Stored item shapes (what the read model keeps), separate from API response shapes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from video_index.core.projection import ObjectState
+
+
+class SegmentRecord(BaseModel):
+    """A segment item: the last state of one S3 key the read model has applied.
+
+    ``seq`` is the key's highest applied S3 sequencer, right-padded so string order
+    is S3's order; ``ver`` increases by one on every write, which makes every write
+    an optimistic compare-and-set on the state it was computed from.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    present: bool
+    size: int = 0
+    etag: str = ""
+    seq: str = ""
+    ver: int = 0
+    start: int
+    end: int
+    id: str
+    #: Set once a write came from a HEAD without a sequencer: its ``seq`` no longer
+    #: orders it against later events, so every later event for the key asks S3 too.
+    observed: bool = False
+    expires_at: int | None = None
+
+    @property
+    def state(self) -> ObjectState:
+        return (
+            ObjectState(self.present, self.size, self.etag)
+            if self.present
+            else ObjectState(present=False)
+        )
+
+    def to_attributes(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+    @classmethod
+    def from_attributes(cls, item: dict[str, Any]) -> SegmentRecord:
+        return cls.model_validate(
+            {k: int(v) if isinstance(v, Decimal) else v for k, v in item.items()}
+        )

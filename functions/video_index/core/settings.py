@@ -1,0 +1,98 @@
+"""Runtime configuration, read from the environment when asked for, never at import time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Final
+
+from video_index.core.contract import (
+    ENV_ANNOTATIONS_TABLE,
+    ENV_BUCKET,
+    ENV_DLQ_URL,
+    ENV_FRESH_WINDOW_SECONDS,
+    ENV_GAP_TOLERANCE_MS,
+    ENV_INVENTORY_DESTINATION,
+    ENV_MAX_REMOVE_SHARE,
+    ENV_PRESIGN_SECONDS,
+    ENV_QUEUE_URL,
+    ENV_REPORTS_BUCKET,
+    ENV_TABLE,
+    ENV_TOMBSTONE_DAYS,
+)
+from video_index.core.errors import ConfigurationError
+
+DEFAULT_GAP_TOLERANCE_MS: Final = 1000
+#: How long a deleted key's tombstone (its last sequencer) is kept. It must outlive
+#: any redelivery of an older event for the key: SQS keeps messages at most 14 days
+#: in the queue and 14 more in the DLQ before a redrive.
+DEFAULT_TOMBSTONE_DAYS: Final = 35
+#: Presigned segment URLs are short-lived (docs/testing.md).
+DEFAULT_PRESIGN_SECONDS: Final = 900
+#: Reconcile refuses to remove more than this share of the read model unless forced.
+DEFAULT_MAX_REMOVE_SHARE: Final = 0.1
+#: How far back the API merges a live S3 listing into answers (docs/api.md).
+DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    bucket: str
+    table: str
+    annotations_table: str | None = None
+    queue_url: str | None = None
+    dlq_url: str | None = None
+    gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
+    tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
+    presign_seconds: int = DEFAULT_PRESIGN_SECONDS
+    fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
+    reports_bucket: str | None = None
+    inventory_destination: str | None = None
+    max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        missing = [name for name in (ENV_BUCKET, ENV_TABLE) if not env.get(name)]
+        if missing:
+            raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
+        return cls(
+            bucket=env[ENV_BUCKET],
+            table=env[ENV_TABLE],
+            annotations_table=env.get(ENV_ANNOTATIONS_TABLE) or None,
+            queue_url=env.get(ENV_QUEUE_URL) or None,
+            dlq_url=env.get(ENV_DLQ_URL) or None,
+            gap_tolerance_ms=_int(env, ENV_GAP_TOLERANCE_MS, DEFAULT_GAP_TOLERANCE_MS),
+            tombstone_days=_int(env, ENV_TOMBSTONE_DAYS, DEFAULT_TOMBSTONE_DAYS),
+            presign_seconds=_int(env, ENV_PRESIGN_SECONDS, DEFAULT_PRESIGN_SECONDS),
+            fresh_window_seconds=_int(env, ENV_FRESH_WINDOW_SECONDS, DEFAULT_FRESH_WINDOW_SECONDS),
+            reports_bucket=env.get(ENV_REPORTS_BUCKET) or None,
+            inventory_destination=env.get(ENV_INVENTORY_DESTINATION) or None,
+            max_remove_share=_share(env, ENV_MAX_REMOVE_SHARE, DEFAULT_MAX_REMOVE_SHARE),
+        )
+
+
+def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < 0:
+        raise ConfigurationError(f"{name} must not be negative, got {value}")
+    return value
+
+
+def _share(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number between 0 and 1, got {raw!r}") from None
+    if not 0 <= value <= 1:
+        raise ConfigurationError(f"{name} must be between 0 and 1, got {value}")
+    return value

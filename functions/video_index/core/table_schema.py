@@ -1,0 +1,66 @@
+"""Physical shape of the DynamoDB tables: one definition for CDK, `video-index local` and tests.
+
+Keeping the key schema, TTL attribute and billing mode here means the deployed
+table, the local stack and the test tables cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+PARTITION_KEY: Final = "pk"
+SORT_KEY: Final = "sk"
+TTL_ATTRIBUTE: Final = "expires_at"
+#: Global secondary index of the read model that finds a segment item by its id alone
+#: (``GET /devices/{device}/segments/{id}``). Keys only: the API reads the item itself.
+#: Tombstones keep their id, so a deleted segment is found too (and answered 404).
+ID_INDEX: Final = "by_id"
+ID_ATTRIBUTE: Final = "id"
+
+
+def read_model_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the read-model table (on-demand, pk/sk strings, ``by_id``)."""
+    definition = _keyed_table_definition(table_name)
+    definition["AttributeDefinitions"].append({"AttributeName": ID_ATTRIBUTE, "AttributeType": "S"})
+    definition["GlobalSecondaryIndexes"] = [
+        {
+            "IndexName": ID_INDEX,
+            "KeySchema": [{"AttributeName": ID_ATTRIBUTE, "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ]
+    return definition
+
+
+def _keyed_table_definition(table_name: str) -> dict[str, Any]:
+    """On-demand table keyed by ``pk``/``sk`` strings, without secondary indexes."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": SORT_KEY, "AttributeType": "S"},
+        ],
+        "KeySchema": [
+            {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
+        ],
+    }
+
+
+def annotations_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the annotations table (primary data, docs/annotations.md)."""
+    return _keyed_table_definition(table_name)
+
+
+def create_tables(client: Any, read_model: str, annotations: str | None = None) -> None:
+    """Create the tables (and enable TTL) the way the stack does; for local runs and tests."""
+    client.create_table(**read_model_table_definition(read_model))
+    client.get_waiter("table_exists").wait(TableName=read_model)
+    client.update_time_to_live(
+        TableName=read_model,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+    )
+    if annotations:
+        client.create_table(**annotations_table_definition(annotations))
+        client.get_waiter("table_exists").wait(TableName=annotations)

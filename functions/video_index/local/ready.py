@@ -1,0 +1,71 @@
+"""The ready file of ``video-index local``: what other programs need to use the stack.
+
+``video-index local --ready-file PATH`` writes it once everything answers and removes
+it at shutdown (docs/local.md). Other commands (``status``, ``reconcile``, ``rebuild``
+…) read it with ``--ready-file`` and get clients and settings pointed at the stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from video_index.aws.clients import Clients
+from video_index.core.settings import Settings
+from video_index.local.aws import client, isolated_session, local_clients
+
+
+def write_ready_file(path: Path, endpoints: dict[str, Any]) -> None:
+    """Write the ready file atomically (readers never see half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(endpoints, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def read_ready_file(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+@dataclass(frozen=True)
+class ReadyStack:
+    """A running local stack, as its ready file describes it."""
+
+    values: dict[str, Any]
+
+    @classmethod
+    def read(cls, path: Path) -> ReadyStack:
+        return cls(read_ready_file(path))
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def session(self) -> Any:
+        return isolated_session(
+            self["aws_access_key_id"], self["aws_secret_access_key"], self["region"]
+        )
+
+    def clients(self) -> Clients:
+        return local_clients(
+            self.session(), s3=self["s3"], sqs=self["sqs"], dynamodb=self["dynamodb"]
+        )
+
+    def client(self, service: str) -> Any:
+        """A client of one service of the stack (``cloudwatch`` is served by moto)."""
+        endpoint = self.values.get(service) or self["sqs" if service == "cloudwatch" else service]
+        return client(self.session(), service, str(endpoint))
+
+    def settings(self) -> Settings:
+        return Settings(
+            bucket=self["bucket"],
+            table=self["table"],
+            annotations_table=self.values.get("annotations_table"),
+            queue_url=self.values.get("queue_url"),
+            dlq_url=self.values.get("dlq_url"),
+        )

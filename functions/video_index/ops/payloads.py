@@ -1,0 +1,156 @@
+"""Typed inputs and outputs of the ops steps, as Step Functions hands them over.
+
+The state machines (``infra/ops``) build these objects with JSONata and the ops
+function validates them here, so a field either side renames is a clear error
+naming the field, not a ``KeyError`` deep in a step. The CLI that starts
+executions builds the same models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import unquote_plus
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from video_index.core.errors import BadInput
+from video_index.ops.fingerprints import Partition
+
+Source = Literal["inventory", "list"]
+
+
+class Payload(BaseModel):
+    """A step payload: unknown fields are ignored (``action``, Step Functions' own)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @classmethod
+    def parse(cls, event: dict[str, Any]) -> Any:
+        """The payload of ``event``; :class:`BadInput` naming the first wrong field."""
+        try:
+            return cls.model_validate(event)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or cls.__name__
+            raise BadInput(where, f"{first['msg']} (in the {cls.__name__} step input)") from None
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class S3Location(Payload):
+    """Where a run object is: ``{"Bucket", "Key"}``, as the Distributed Map reads it."""
+
+    Bucket: str
+    Key: str
+
+
+class SourceInput(Payload):
+    """What to compare the read model with (reconcile and rebuild executions)."""
+
+    source: Source = "inventory"
+    #: ``s3://…/manifest.json`` of an S3 Inventory report; the newest one when absent.
+    manifest: str | None = None
+    #: The ``manifest.checksum`` whose arrival started the execution (inventory trigger).
+    manifest_checksum: str | None = None
+
+    def manifest_uri(self) -> str | None:
+        """``manifest``, or the ``manifest.json`` beside a landed ``manifest.checksum``."""
+        if self.manifest:
+            return self.manifest
+        if self.manifest_checksum:
+            # The inventory trigger passes the object key as S3 events carry it.
+            decoded = unquote_plus(self.manifest_checksum)
+            return decoded.removesuffix("manifest.checksum") + "manifest.json"
+        return None
+
+
+class ReconcileInput(SourceInput):
+    dry_run: bool = False
+    force: bool = False
+
+
+class PlanOutput(Payload):
+    run_id: str
+    generation: int
+    partitions: S3Location
+    to_repair: int
+    dry_run: bool
+
+
+class ReconcileBatchInput(Payload):
+    run_id: str | None = None
+    #: The generation to repair; the serving one when null.
+    generation: int | None = None
+    dry_run: bool = False
+
+
+class PartitionItem(Payload):
+    device: str
+    kind: str
+    day: str
+
+    def partition(self) -> Partition:
+        return Partition.from_dict(self.dump())
+
+
+class ReconcileBatch(Payload):
+    """One child execution of the repair map: a batch of partitions."""
+
+    Items: list[PartitionItem] = Field(default_factory=list)
+    BatchInput: ReconcileBatchInput = Field(default_factory=ReconcileBatchInput)
+
+
+class RepairCounts(Payload):
+    added: int = 0
+    removed: int = 0
+    fixed: int = 0
+    aggregates_fixed: int = 0
+    samples: list[dict[str, str]] = Field(default_factory=list)
+    repaired: int = 0
+
+
+class ReportInput(Payload):
+    run_id: str
+    #: The repair map's ``ResultWriterDetails`` (``{"Bucket", "Key"}``), its outputs inline,
+    #: or null when the map did not run (nothing to repair, or a dry run).
+    results: S3Location | list[Any] | None = None
+
+    @field_validator("results", mode="before")
+    @classmethod
+    def _unwrap(cls, value: Any) -> Any:
+        """The map's whole output (``{"ResultWriterDetails": {...}}``) is accepted too."""
+        if isinstance(value, dict) and "ResultWriterDetails" in value:
+            return value["ResultWriterDetails"]
+        return value
+
+
+class RebuildStartOutput(Payload):
+    rebuild_id: str
+    generation: int
+    partitions: S3Location
+
+
+class RebuildBatchInput(Payload):
+    rebuild_id: str | None = None
+    generation: int
+
+
+class RebuildBatch(Payload):
+    Items: list[PartitionItem] = Field(default_factory=list)
+    BatchInput: RebuildBatchInput
+
+
+class RebuildGeneration(Payload):
+    rebuild_id: str | None = None
+    generation: int
+
+
+class RebuildFinishInput(RebuildGeneration):
+    settle_seconds: float | None = None
+
+
+class RebuildAbortInput(Payload):
+    rebuild_id: str | None = None
+    generation: int | None = None
+    error: Any = None

@@ -1,0 +1,331 @@
+"""Reconcile: make the read model equal to P(S3) after lost events or bugs (docs/operations.md).
+
+1. **Fingerprints.** Stream the objects (an S3 Inventory report, or a listing
+   for small buckets) into per-partition fingerprints (device × kind × UTC
+   day; :mod:`video_index.ops.fingerprints`) and add up the read model's bucket
+   items into the same shape. Memory grows with partitions, not objects.
+2. **Repair only what differs.** For each partition whose fingerprints differ:
+   LIST its S3 prefix (the truth now, not the lagging inventory) and compare it
+   with the partition's segment items; every key that disagrees goes through
+   :meth:`Ingestor.repair` — HEAD, then the same compare-and-set transition
+   ingest uses — so an entry is never removed while its object exists, never
+   added for an object that is gone, and aggregates move by exact deltas.
+   Then the partition's bucket items are checked against the projection of its
+   segment items and mended by conditional ADDs (aggregates corrupted without
+   any entry being wrong).
+3. **Safety.** A run that would remove more than ``max_remove_share`` of the
+   read model's entries (an empty or wrong report) is refused unless forced;
+   ``dry_run`` computes the report and writes nothing.
+
+Reconcile reads S3 and writes only the read model (never objects, never the
+annotations table).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from aws_lambda_powertools import Logger
+
+from video_index.aws.objects import ListedObject, ObjectStore
+from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
+from video_index.core.keys import (
+    ForeignKey,
+    InvalidKey,
+    ValidKey,
+    classify_key,
+    format_start,
+    parse_key,
+)
+from video_index.core.layout import (
+    RECONCILE_SK,
+    bucket_pk,
+    bucket_sk,
+    generation_prefix,
+    key_of_segment_item,
+    segment_pk,
+)
+from video_index.core.projection import contribution
+from video_index.core.settings import DEFAULT_MAX_REMOVE_SHARE
+from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
+from video_index.ingest.ingestor import Ingestor
+from video_index.ops.fingerprints import (
+    Fingerprint,
+    Partition,
+    add_object,
+    bucket_fingerprints,
+)
+from video_index.ops.report import (
+    SAMPLES,
+    PartitionResult,
+    ReconcileRefused,
+    ReconcileReport,
+    summary,
+)
+
+logger = Logger(child=True)
+
+FIX_ATTEMPTS: Final = 8
+
+
+@dataclass
+class Plan:
+    """What step 1 found: the partitions to repair, and the report so far."""
+
+    report: ReconcileReport
+    differing: list[Partition]
+
+
+class Reconciler:
+    def __init__(
+        self,
+        store: ReadModelStore,
+        objects: ObjectStore,
+        ingestor: Ingestor,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._objects = objects
+        self._ingestor = ingestor
+        self._clock = clock
+
+    # -- step 1: fingerprints ------------------------------------------------------------
+
+    def plan(
+        self,
+        objects: Iterable[ListedObject],
+        *,
+        source: str,
+        manifest: str | None = None,
+        generation: int | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+        max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE,
+    ) -> Plan:
+        generation = self._store.generations()[0] if generation is None else generation
+        report = ReconcileReport(
+            run_id=f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}",
+            source=source,
+            generation=generation,
+            dry_run=dry_run,
+            forced=force,
+            manifest=manifest,
+            started_at=_now_iso(self._clock),
+        )
+        expected: dict[Partition, Fingerprint] = {}
+        for obj in objects:
+            report.objects_seen += 1
+            match classify_key(obj.key):
+                case ValidKey(segment=segment):
+                    add_object(expected, segment, obj.size)
+                case InvalidKey(reason=reason):
+                    report.invalid_keys += 1
+                    if len(report.invalid_samples) < SAMPLES:
+                        report.invalid_samples.append({"key": obj.key, "reason": reason})
+                case ForeignKey():
+                    report.foreign_keys += 1
+        held, counted = self._read_model_fingerprints(generation)
+        # A partition needs repair when its entries disagree with S3, or when its
+        # bucket figures disagree with its own entries.
+        actual = held
+        partitions = set(expected) | set(held) | set(counted)
+        differing = sorted(
+            p
+            for p in partitions
+            if expected.get(p, Fingerprint()) != held.get(p, Fingerprint())
+            or held.get(p, Fingerprint()) != counted.get(p, Fingerprint())
+        )
+        report.read_model_entries = sum(f.count for f in actual.values())
+        report.partitions_checked = len(partitions)
+        report.partitions_differing = len(differing)
+        would_remove = sum(
+            max(0, actual.get(p, Fingerprint()).count - expected.get(p, Fingerprint()).count)
+            for p in differing
+        )
+        report.removal_share = (
+            would_remove / report.read_model_entries if report.read_model_entries else 0.0
+        )
+        if report.removal_share > max_remove_share and not force:
+            report.refusal = (
+                f"would remove {would_remove} of {report.read_model_entries} entries "
+                f"({report.removal_share:.1%} > {max_remove_share:.0%}): is the report empty, "
+                "stale or of another bucket? Re-run with --force to apply"
+            )
+        return Plan(report, differing)
+
+    def _read_model_fingerprints(
+        self, generation: int
+    ) -> tuple[dict[Partition, Fingerprint], dict[Partition, Fingerprint]]:
+        """Fingerprints of the generation's segment items and of its bucket items,
+        from one scan (one request per MB)."""
+        held: dict[Partition, Fingerprint] = {}
+        counted: dict[Partition, Fingerprint] = {}
+        for item in self._store.scan_prefix(generation_prefix(generation)):
+            pk, sk = str(item["pk"]), str(item["sk"])
+            _, item_type, *rest = pk.split("#")
+            if item_type == "seg" and item.get("present"):
+                segment = parse_key(key_of_segment_item(pk, sk))
+                add_object(held, segment, int(item["size"]))
+            elif item_type == "bkt":
+                for partition, figures in bucket_fingerprints(rest[0], [item]):
+                    counted.setdefault(partition, Fingerprint()).add(figures)
+        return held, counted
+
+    # -- step 2: repair ------------------------------------------------------------------
+
+    def repair(self, generation: int, partition: Partition, *, dry_run: bool) -> PartitionResult:
+        result = PartitionResult()
+        truth = self._listed(partition)
+        held = self._held(generation, partition)
+        for filename in sorted(set(truth) | set(held)):
+            if truth.get(filename) == held.get(filename):
+                continue
+            action = "add" if filename not in held else "remove" if filename not in truth else "fix"
+            key = key_of_segment_item(
+                segment_pk(generation, partition.device, partition.kind), filename
+            )
+            if len(result.samples) < SAMPLES:
+                result.samples.append({"action": action, "key": key})
+            if action == "add":
+                result.added += 1
+            elif action == "remove":
+                result.removed += 1
+            else:
+                result.fixed += 1
+            if not dry_run:
+                self._ingestor.repair(parse_key(key), [generation])
+        if truth and not dry_run:
+            self._store.ensure_device(generation, partition.device)
+        result.aggregates_fixed = self._mend_buckets(generation, partition, dry_run=dry_run)
+        return result
+
+    def _listed(self, partition: Partition) -> dict[str, tuple[int, str]]:
+        truth: dict[str, tuple[int, str]] = {}
+        for obj in self._objects.list(partition.prefix):
+            if isinstance(classify_key(obj.key), ValidKey):
+                truth[obj.key.rsplit("/", 1)[1]] = (obj.size, obj.etag)
+        return truth
+
+    def _segments(
+        self, generation: int, partition: Partition, start_ms: int, end_ms: int
+    ) -> Iterator[dict[str, Any]]:
+        low = format_start(from_epoch_ms(start_ms))
+        high = format_start(from_epoch_ms(end_ms - 1)) + "~"
+        pk = segment_pk(generation, partition.device, partition.kind)
+        for item in self._store.query_range(pk, low, high):
+            if item.get("present"):
+                yield item
+
+    def _held(self, generation: int, partition: Partition) -> dict[str, tuple[int, str]]:
+        start = partition.start_ms
+        return {
+            str(item["sk"]): (int(item["size"]), str(item["etag"]))
+            for item in self._segments(generation, partition, start, start + DAY_MS)
+        }
+
+    def _mend_buckets(self, generation: int, partition: Partition, *, dry_run: bool) -> int:
+        """Make the partition's bucket items equal to the projection of its segment items."""
+        start = partition.start_ms
+        low_sk, high_sk = (
+            bucket_sk(partition.kind, start),
+            bucket_sk(partition.kind, start + DAY_MS - HOUR_MS),
+        )
+        pk = bucket_pk(generation, partition.device)
+        for _ in range(FIX_ATTEMPTS):
+            # Buckets first, then segments: a transition between the two reads shows
+            # in the bucket condition below and the attempt starts over.
+            seen = {
+                str(item["sk"]): _figures(item)
+                for item in self._store.query_range(pk, low_sk, high_sk)
+            }
+            expected: dict[str, dict[str, int]] = {}
+            # Coverage (c) of the day's first hour comes from video that began up to an hour before.
+            for item in self._segments(generation, partition, start - HOUR_MS, start + DAY_MS):
+                key = key_of_segment_item(
+                    segment_pk(generation, partition.device, partition.kind), str(item["sk"])
+                )
+                for sk, figures in contribution(parse_key(key), int(item["size"])).items():
+                    if low_sk <= sk <= high_sk:
+                        into = expected.setdefault(sk, {})
+                        for name, value in figures.items():
+                            into[name] = into.get(name, 0) + value
+            fixes = {
+                sk: delta
+                for sk in set(seen) | set(expected)
+                if (delta := _difference(expected.get(sk, {}), seen.get(sk, {})))
+            }
+            if dry_run or not fixes:
+                return len(fixes)
+            try:
+                for sk, delta in sorted(fixes.items()):
+                    self._store.adjust_bucket(
+                        generation, partition.device, sk, delta, seen.get(sk, {})
+                    )
+                return len(fixes)
+            except ConditionFailed:
+                continue
+        raise TransientStoreError(f"buckets of {partition} kept changing; retry later")
+
+    def record(self, report: ReconcileReport) -> None:
+        """Keep the last run's summary in the control item (``video-index status``)."""
+        self._store.put_control(RECONCILE_SK, summary(report))
+
+    # -- whole runs ----------------------------------------------------------------------
+
+    def run(
+        self,
+        objects: Iterable[ListedObject],
+        *,
+        source: str,
+        manifest: str | None = None,
+        generation: int | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+        max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE,
+    ) -> ReconcileReport:
+        """Plan and repair in one process (the CLI, and the Lambda for moderate buckets)."""
+        plan = self.plan(
+            objects,
+            source=source,
+            manifest=manifest,
+            generation=generation,
+            dry_run=dry_run,
+            force=force,
+            max_remove_share=max_remove_share,
+        )
+        report = plan.report
+        if report.refusal is None:
+            for partition in plan.differing:
+                report.add(self.repair(report.generation, partition, dry_run=dry_run))
+        report.finished_at = _now_iso(self._clock)
+        if not dry_run and report.refusal is None:
+            self.record(report)
+        if report.refusal is not None:
+            raise ReconcileRefused(report)
+        return report
+
+
+def _figures(item: dict[str, Any]) -> dict[str, int]:
+    return {
+        name: int(value)
+        for name, value in item.items()
+        if name not in ("pk", "sk") and int(value) != 0
+    }
+
+
+def _difference(expected: dict[str, int], seen: dict[str, int]) -> dict[str, int]:
+    return {
+        name: delta
+        for name in set(expected) | set(seen)
+        if (delta := expected.get(name, 0) - seen.get(name, 0))
+    }
+
+
+def _now_iso(clock: Callable[[], float]) -> str:
+    return datetime.fromtimestamp(clock(), tz=UTC).isoformat(timespec="seconds")

@@ -1,0 +1,166 @@
+"""``video-index status``: is ingest keeping up? Against the local stack or a deployed one.
+
+Reports the notification queue's depth (visible + in flight), the dead-letter
+queue's depth, the age of the oldest message (CloudWatch ``AWS/SQS``
+``ApproximateAgeOfOldestMessage``; "unknown" where CloudWatch has no figure, e.g.
+locally — the queue is never peeked at, since a receive would count against the
+message's ``maxReceiveCount``), the read model's serving (and building) generation
+and the last reconcile result.
+
+Read-only: GetQueueAttributes, GetMetricStatistics, GetItem on the control items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Final
+
+from boto3.dynamodb.types import TypeDeserializer
+
+from video_index.aws.store import ReadModelStore
+from video_index.core.layout import CONTROL_PK, GENERATION_SK, RECONCILE_SK
+from video_index.core.settings import DEFAULT_TOMBSTONE_DAYS
+
+#: Sort key of the control item where reconcile records its last result (docs/operations.md).
+#: How far back to look for the newest CloudWatch datapoint of the queue age.
+AGE_LOOKBACK: Final = timedelta(minutes=15)
+
+_deserialize = TypeDeserializer().deserialize
+
+
+@dataclass(frozen=True)
+class StatusTarget:
+    """What to ask, and the clients to ask it with."""
+
+    queue_url: str
+    dlq_url: str
+    table: str
+    sqs: Any
+    dynamodb: Any
+    cloudwatch: Any
+
+
+def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]:
+    """Every figure of the status; a figure that could not be read is listed in ``errors``."""
+    errors: list[str] = []
+    status: dict[str, Any] = {
+        "queue": _queue(target.sqs, target.queue_url, errors),
+        "dlq": _queue(target.sqs, target.dlq_url, errors),
+    }
+    status["oldest_message_age_seconds"] = _oldest_age(
+        target.cloudwatch, target.queue_url, now or datetime.now(UTC)
+    )
+    status["read_model"] = _read_model(target.dynamodb, target.table, errors)
+    status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
+    status["errors"] = errors
+    dlq_depth = status["dlq"].get("depth")
+    status["healthy"] = not errors and dlq_depth == 0
+    return status
+
+
+def _queue(sqs: Any, url: str, errors: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"url": url}
+    try:
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=url,
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",
+            ],
+        )["Attributes"]
+    except Exception as exc:
+        errors.append(f"queue {url}: {exc}")
+        out["depth"] = None
+        return out
+    visible = int(attributes.get("ApproximateNumberOfMessages", 0))
+    in_flight = int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0))
+    out.update(
+        visible=visible,
+        in_flight=in_flight,
+        delayed=int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
+        depth=visible + in_flight,
+    )
+    return out
+
+
+def _oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
+    """Seconds, from the newest CloudWatch datapoint; ``None`` when there is none."""
+    try:
+        datapoints = cloudwatch.get_metric_statistics(
+            Namespace="AWS/SQS",
+            MetricName="ApproximateAgeOfOldestMessage",
+            Dimensions=[{"Name": "QueueName", "Value": queue_url.rstrip("/").rsplit("/", 1)[-1]}],
+            StartTime=now - AGE_LOOKBACK,
+            EndTime=now,
+            Period=60,
+            Statistics=["Maximum"],
+        ).get("Datapoints", [])
+    except Exception:
+        return None
+    if not datapoints:
+        return None
+    newest = max(datapoints, key=lambda point: point["Timestamp"])
+    return float(newest["Maximum"])
+
+
+def _read_model(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"table": table}
+    try:
+        # Read-only: the tombstone setting only matters to writes.
+        store = ReadModelStore(dynamodb, table, tombstone_days=DEFAULT_TOMBSTONE_DAYS)
+        generations = store.generations()
+    except Exception as exc:
+        errors.append(f"read model {table}: {exc}")
+        out["generation"] = None
+        return out
+    out["generation"] = generations[0]
+    out["building"] = generations[1] if len(generations) > 1 else None
+    try:
+        control = _get_control(dynamodb, table, GENERATION_SK) or {}
+    except Exception as exc:
+        errors.append(f"rebuild state in {table}: {exc}")
+        control = {}
+    # Written by `video-index rebuild` (phase and progress), absent before the first one.
+    out["rebuild"] = {
+        name: control[name]
+        for name in ("phase", "partitions_done", "partitions_total", "error")
+        if control.get(name) is not None
+    } or None
+    return out
+
+
+def _last_reconcile(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any] | None:
+    try:
+        return _get_control(dynamodb, table, RECONCILE_SK)
+    except Exception as exc:
+        errors.append(f"last reconcile in {table}: {exc}")
+        return None
+
+
+def _get_control(dynamodb: Any, table: str, sk: str) -> dict[str, Any] | None:
+    """The control item ``pk=control, sk=<sk>`` as JSON-ready values, without its keys."""
+    item = dynamodb.get_item(TableName=table, Key={"pk": {"S": CONTROL_PK}, "sk": {"S": sk}}).get(
+        "Item"
+    )
+    if not item:
+        return None
+    return {
+        name: _json_value(_deserialize(value))
+        for name, value in item.items()
+        if name not in ("pk", "sk")
+    }
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, list | set | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value

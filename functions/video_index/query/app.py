@@ -1,0 +1,137 @@
+"""The HTTP API as one Powertools resolver: its routers, its error answers, its document.
+
+Every route lives in a router of its capability (:mod:`video_index.query.routes`
+…); this module joins them and maps the product's errors to answers once, for
+all of them (docs/api.md):
+
+* :class:`~video_index.core.errors.BadInput` and request validation → 400,
+* :class:`~video_index.core.errors.NotFound` and an unknown path → 404,
+* a method the path does not have → 405 with ``Allow``,
+* :class:`~video_index.core.errors.Conflict` → 409,
+* :class:`~video_index.core.errors.ServiceError` (DynamoDB or S3 failing) and a
+  missing setting → 503.
+
+Each body is ``{"error": {"parameter", "message"}}``; every status a route can
+answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.error_responses`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any, Final
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from video_index.core.errors import (
+    BadInput,
+    ConfigurationError,
+    Conflict,
+    NotFound,
+    ServiceError,
+)
+from video_index.query import context, routes
+from video_index.query.context import error
+
+logger = Logger(child=True)
+
+TITLE: Final = "video-index"
+_METHODS: Final = ("get", "put", "post", "delete", "patch")
+
+app = APIGatewayHttpResolver(enable_validation=True)
+# The handler and the local stack configure the services through the app module.
+configure = context.configure
+
+
+@app.exception_handler(BadInput)
+def _bad_input(exc: BadInput) -> Response[Any]:
+    return error(400, exc.message, exc.parameter)
+
+
+@app.exception_handler(RequestValidationError)
+def _validation_error(exc: RequestValidationError) -> Response[Any]:
+    first = exc.errors()[0] if exc.errors() else {}
+    location = [str(part) for part in first.get("loc", ())]
+    parameter = location[-1] if location else None
+    return error(400, str(first.get("msg", "invalid request")), parameter)
+
+
+@app.exception_handler(NotFound)
+def _not_found_error(exc: NotFound) -> Response[Any]:
+    return error(404, exc.message, exc.parameter)
+
+
+@app.exception_handler(Conflict)
+def _conflict(exc: Conflict) -> Response[Any]:
+    return error(409, str(exc))
+
+
+@app.exception_handler(ServiceError)
+def _service_error(exc: ServiceError) -> Response[Any]:
+    logger.exception("a backing service is unavailable")
+    return error(503, "the read model or the segment store is unavailable, retry later")
+
+
+@app.exception_handler(ConfigurationError)
+def _configuration_error(exc: ConfigurationError) -> Response[Any]:
+    logger.exception("the API is misconfigured")
+    return error(503, "the API is misconfigured, see its logs")
+
+
+@app.not_found
+def _no_route(_: Exception) -> Response[Any]:
+    event = app.current_event
+    allowed = _methods_of(event.path)
+    if allowed:
+        allow = ", ".join(sorted(allowed))
+        return error(
+            405,
+            f"{event.http_method} is not allowed here (allowed: {allow})",
+            headers={"Allow": allow},
+        )
+    return error(404, "no such route")
+
+
+@cache
+def route_methods() -> dict[str, frozenset[str]]:
+    """Every documented path (OpenAPI form, ``/devices/{device}``) with its methods.
+
+    The deployed HTTP API declares exactly these paths (``infra/api.py``), so the
+    routes API Gateway forwards and the routes this resolver serves cannot drift.
+    """
+    schema = app.get_openapi_schema(title=TITLE, version="1")
+    return {
+        path: frozenset(m.upper() for m in _METHODS if getattr(item, m))
+        for path, item in (schema.paths or {}).items()
+    }
+
+
+@cache
+def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
+    """Each documented path as a regular expression, with its methods."""
+    patterns = []
+    for path, methods in route_methods().items():
+        regex = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path))
+        patterns.append((re.compile(regex + "$"), methods))
+    return patterns
+
+
+def _methods_of(path: str) -> frozenset[str]:
+    for pattern, methods in _route_patterns():
+        if pattern.match(path):
+            return methods
+    return frozenset()
+
+
+app.include_router(routes.router)
+
+
+@app.get("/openapi.json")
+def openapi() -> Response[str]:
+    return Response(
+        status_code=200,
+        content_type="application/json",
+        body=app.get_openapi_json_schema(title=TITLE, version="1"),
+    )

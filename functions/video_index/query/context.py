@@ -1,0 +1,64 @@
+"""What every router of the HTTP API shares: its services and its error answers.
+
+The routers (one per capability) import this module; :mod:`video_index.query.app`
+joins them. Services are built by the Lambda handler on the first request (or by
+``video-index local``) and handed over with :func:`configure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+from video_index.core.errors import ConfigurationError
+from video_index.query.models import ErrorBody
+from video_index.query.service import ApiServices
+
+#: What each error status means, as the OpenAPI document describes it.
+ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
+    400: "A parameter or the body breaks a rule; `error.parameter` names it",
+    404: "No such device, segment or route",
+    405: "The path does not have this method",
+    409: "The request conflicts with the current state",
+    503: "The read model or the segment store is unavailable: retry later",
+}
+
+_services: Callable[[], ApiServices] | None = None
+
+
+def configure(services: Callable[[], ApiServices]) -> None:
+    """Tell the routes where their services come from (built lazily by the handler)."""
+    global _services
+    _services = services
+
+
+def services() -> ApiServices:
+    if _services is None:
+        raise ConfigurationError("video_index.query.context.configure() was not called")
+    return _services()
+
+
+def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
+    """The OpenAPI ``responses`` of a route's error statuses (400 and 503 always)."""
+    return {
+        status: {
+            "description": ERROR_DESCRIPTIONS[status],
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+        for status in sorted({400, 503, *statuses})
+    }
+
+
+def error(
+    status: int, message: str, parameter: str | None = None, headers: dict[str, str] | None = None
+) -> Response[Any]:
+    """An error answer: ``{"error": {"parameter", "message"}}``."""
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body={"error": {"parameter": parameter, "message": message}},
+        headers=headers,
+    )

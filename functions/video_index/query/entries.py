@@ -1,0 +1,114 @@
+"""What the query layer hands to the routes: segment entries, totals, pages, cursors.
+
+An :class:`Entry` is one segment as the API shows it (docs/api.md), whether it
+came from a read-model item or from a fresh S3 listing. Cursors are opaque to
+clients: versioned, base64url JSON, checked on the way back in.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from video_index.core.errors import BadInput
+from video_index.core.keys import SegmentKey
+from video_index.core.layout import key_of_segment_item, segment_pk
+
+#: Longest cursor accepted (a cursor holds one file name per kind).
+MAX_CURSOR_LENGTH = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One segment entry, from the read model or a fresh S3 listing."""
+
+    kind: str
+    device: str
+    filename: str
+    start_ms: int
+    end_ms: int
+    size: int
+    etag: str
+    id: str
+
+    @property
+    def key(self) -> str:
+        return key_of_segment_item(segment_pk(0, self.device, self.kind), self.filename)
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+    def intersects(self, start_ms: int, end_ms: int) -> bool:
+        """Half-open overlap; a point-in-time entry (duration 0) counts where it lies."""
+        if self.start_ms == self.end_ms:
+            return start_ms <= self.start_ms < end_ms
+        return self.start_ms < end_ms and self.end_ms > start_ms
+
+    @classmethod
+    def of_item(cls, device: str, kind: str, item: dict[str, Any]) -> Entry:
+        """The entry a present segment item stands for."""
+        return cls(
+            kind=kind,
+            device=device,
+            filename=str(item["sk"]),
+            start_ms=int(item["start"]),
+            end_ms=int(item["end"]),
+            size=int(item["size"]),
+            etag=str(item["etag"]),
+            id=str(item["id"]),
+        )
+
+    @classmethod
+    def of_key(cls, segment: SegmentKey, size: int, etag: str) -> Entry:
+        """The entry of a listed object."""
+        return cls(
+            kind=segment.kind,
+            device=segment.device,
+            filename=segment.filename,
+            start_ms=segment.start_ms,
+            end_ms=segment.end_ms,
+            size=size,
+            etag=etag,
+            id=segment.id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KindTotals:
+    segments: int = 0
+    bytes: int = 0
+    duration_ms: int = 0
+    first_start_ms: int | None = None
+    last_start_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[Entry]
+    next_cursor: str | None
+
+
+def encode_cursor(state: dict[str, Any]) -> str:
+    raw = json.dumps({"v": 1, **state}, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, shape: dict[str, type]) -> dict[str, Any]:
+    """The state a cursor of :func:`encode_cursor` holds; :class:`BadInput` for anything else."""
+    if len(cursor) > MAX_CURSOR_LENGTH:
+        raise BadInput("cursor", "is too long")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        state = json.loads(raw)
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise BadInput("cursor", "is not a cursor this API issued") from None
+    if not isinstance(state, dict) or state.get("v") != 1 or set(state) != {"v", *shape}:
+        raise BadInput("cursor", "is not a cursor this API issued")
+    for name, expected in shape.items():
+        if not isinstance(state[name], expected):
+            raise BadInput("cursor", "is not a cursor this API issued")
+    return state

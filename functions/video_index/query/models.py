@@ -1,0 +1,82 @@
+"""Response shapes of the HTTP API (docs/api.md); stored shapes: :mod:`video_index.core.models`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class SegmentOut(BaseModel):
+    key: str
+    kind: str
+    device: str
+    id: str
+    start: str
+    end: str
+    duration_ms: int
+    size: int
+    etag: str
+    url: str | None = None
+
+
+class SegmentPage(BaseModel):
+    items: list[SegmentOut]
+    next_cursor: str | None
+
+
+class KindTotalsOut(BaseModel):
+    segments: int
+    bytes: int
+    duration_ms: int
+    first_start: str | None
+    last_start: str | None
+
+
+class DeviceOut(BaseModel):
+    device: str
+    kinds: dict[str, KindTotalsOut]
+
+
+class DevicePage(BaseModel):
+    items: list[DeviceOut]
+    next_cursor: str | None
+
+
+class CalendarDayOut(BaseModel):
+    date: str
+    has_video: bool
+    segments: int
+    bytes: int
+    video_ms: int
+
+
+class CalendarOut(BaseModel):
+    device: str
+    month: str
+    tz: str
+    days: list[CalendarDayOut]
+
+
+class RangeOut(BaseModel):
+    start: str
+    end: str
+
+
+class RangesOut(BaseModel):
+    device: str
+    # "from" is a Python keyword: the field is aliased.
+    from_: str
+    to: str
+    ranges: list[RangeOut]
+
+    model_config = {"populate_by_name": True, "alias_generator": lambda n: n.rstrip("_")}
+
+
+class ErrorOut(BaseModel):
+    parameter: str | None
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer of the API: ``{"error": {"parameter", "message"}}``."""
+
+    error: ErrorOut

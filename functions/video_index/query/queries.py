@@ -1,0 +1,354 @@
+"""Answers to the API's questions from the read model, independent of HTTP (docs/api.md).
+
+Each method states the DynamoDB requests it spends; the bounds are those of
+docs/read-model.md. For the recent window (``fresh_window_ms``) segment answers
+merge an S3 listing of the matching hour prefixes, so an object uploaded a
+second ago is served although its event may still be queued; and a single
+segment is checked against S3 before it is handed out (read repair).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Final
+
+from video_index.aws.objects import ObjectStore
+from video_index.aws.store import ReadModelStore
+from video_index.core.errors import BadInput, NotFound
+from video_index.core.keys import (
+    MAX_DURATION_MS,
+    InvalidKeyError,
+    ValidKey,
+    classify_key,
+    format_start,
+    hour_prefix,
+    parse_key,
+    validate_device,
+)
+from video_index.core.layout import (
+    bucket_hour_ms,
+    bucket_pk,
+    bucket_sk,
+    device_segments_prefix,
+    devices_pk,
+    segment_pk,
+)
+from video_index.core.ranges import merge_ranges
+from video_index.core.timeunits import DAY_MS, HOUR_MS, QUARTERS, from_epoch_ms
+from video_index.ingest.ingestor import Ingestor
+from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
+from video_index.query.entries import Entry, KindTotals, Page, decode_cursor, encode_cursor
+
+FILENAME_RE: Final = re.compile(
+    r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z_[0-9]{1,9}_[a-z0-9]{1,64}\.[a-z0-9]{1,4}$"
+)
+#: Sort-key bound above every file name that starts with a given start ("~" > "_").
+_AFTER_START: Final = "~"
+GENERATION_TTL_SECONDS: Final = 10.0
+#: How far a ranges query follows a range beyond its window before it stops.
+MAX_RANGE_READ_MS: Final = 400 * DAY_MS
+
+
+@dataclass
+class _GenerationCache:
+    """The serving generation, re-read at most every few seconds (not a request per query).
+
+    A rebuild drops the old generation only well after the switch, so a cached
+    value is always a complete generation.
+    """
+
+    store: ReadModelStore
+    clock: Callable[[], float]
+    ttl_seconds: float = 10.0
+    value: int | None = None
+    read_at: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> int:
+        with self.lock:
+            now = self.clock()
+            if self.value is None or now - self.read_at > self.ttl_seconds:
+                self.value = self.store.generations()[0]
+                self.read_at = now
+            return self.value
+
+
+class Queries:
+    def __init__(
+        self,
+        store: ReadModelStore,
+        objects: ObjectStore,
+        ingestor: Ingestor,
+        *,
+        gap_tolerance_ms: int,
+        fresh_window_ms: int,
+        clock: Callable[[], float] = time.time,
+        generation_ttl_seconds: float = GENERATION_TTL_SECONDS,
+    ) -> None:
+        self._store = store
+        self._objects = objects
+        self._ingestor = ingestor
+        self.gap_tolerance_ms = gap_tolerance_ms
+        self._fresh_window_ms = fresh_window_ms
+        self._clock = clock
+        self._generation = _GenerationCache(store, clock, generation_ttl_seconds)
+
+    def generation(self) -> int:
+        return self._generation.get()
+
+    # -- devices -------------------------------------------------------------------------
+
+    def device_totals(self, device: str) -> dict[str, KindTotals]:
+        """Per kind: segments, bytes, duration. One Query of the device's bucket items
+        (one page for ~5,000 hours of data), plus two small Queries per kind present
+        for the first and last start."""
+        generation = self.generation()
+        sums: dict[str, list[int]] = {}
+        hours: dict[str, list[int]] = {}
+        for item in self._store.query_all(bucket_pk(generation, device)):
+            kind, hour_ms = bucket_hour_ms(item["sk"])
+            figures = sums.setdefault(kind, [0, 0, 0])
+            n = sum(int(item.get(f"n{q}", 0)) for q in range(QUARTERS))
+            figures[0] += n
+            figures[1] += sum(int(item.get(f"b{q}", 0)) for q in range(QUARTERS))
+            figures[2] += sum(int(item.get(f"d{q}", 0)) for q in range(QUARTERS))
+            if n:
+                hours.setdefault(kind, []).append(hour_ms)
+        totals: dict[str, KindTotals] = {}
+        for kind, (segments, size, duration) in sums.items():
+            if not segments:
+                continue
+            first = self._edge_start(generation, device, kind, min(hours[kind]), descending=False)
+            last = self._edge_start(generation, device, kind, max(hours[kind]), descending=True)
+            totals[kind] = KindTotals(segments, size, duration, first, last)
+        return totals
+
+    def _edge_start(
+        self, generation: int, device: str, kind: str, hour_ms: int, *, descending: bool
+    ) -> int | None:
+        low = format_start(from_epoch_ms(hour_ms))
+        high = format_start(from_epoch_ms(hour_ms + HOUR_MS - 1)) + _AFTER_START
+        for item in self._store.query_range(
+            segment_pk(generation, device, kind), low, high, descending=descending
+        ):
+            if item.get("present"):
+                return int(item["start"])
+        return None
+
+    def devices(self, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
+        after = decode_cursor(cursor, {"after": str})["after"] if cursor else None
+        if after is not None:
+            _check_device(after, "cursor")
+        names, last = self._store.query_partition(
+            devices_pk(self.generation()), after=after, limit=limit
+        )
+        devices = [item["sk"] for item in names]
+        return devices, encode_cursor({"after": last}) if last else None
+
+    # -- calendar ------------------------------------------------------------------------
+
+    def calendar(self, device: str, year: int, month: int, tz: Any) -> list[CalendarDay]:
+        """One Query: the video bucket items of the local month (≤ 746 items, one page)."""
+        first, last = hours_to_read(year, month, tz)
+        items = self._store.query_range(
+            bucket_pk(self.generation(), device),
+            bucket_sk("video", first),
+            bucket_sk("video", last),
+        )
+        return month_calendar(year, month, tz, (_hour_figures(item) for item in items))
+
+    # -- segments and ranges -------------------------------------------------------------
+
+    def window_entries(self, device: str, kind: str, start_ms: int, end_ms: int) -> Iterator[Entry]:
+        """Present entries of one kind intersecting ``[start_ms, end_ms)``, by start.
+
+        Read model for what is older than the fresh window, an S3 listing of the
+        hour prefixes inside it. Requests: one per MB of segment items.
+        """
+        yield from self._entries(device, kind, start_ms, end_ms, after=None)
+
+    def _entries(
+        self, device: str, kind: str, start_ms: int, end_ms: int, after: str | None
+    ) -> Iterator[Entry]:
+        low_ms = start_ms - MAX_DURATION_MS[kind]
+        split = max(low_ms, min(end_ms, self._fresh_from_ms()))
+        if split > low_ms:
+            low = format_start(from_epoch_ms(low_ms))
+            if after is not None and after >= low:
+                low = after + "\0"
+            high = format_start(from_epoch_ms(split - 1)) + _AFTER_START
+            if low <= high:
+                pk = segment_pk(self.generation(), device, kind)
+                for item in self._store.query_range(pk, low, high):
+                    if item.get("present"):
+                        entry = Entry.of_item(device, kind, item)
+                        if entry.intersects(start_ms, end_ms):
+                            yield entry
+        if split < end_ms:
+            for entry in self._listed(device, kind, split, end_ms):
+                if (after is None or entry.filename > after) and entry.intersects(start_ms, end_ms):
+                    yield entry
+
+    def _fresh_from_ms(self) -> int:
+        now_ms = int(self._clock() * 1000)
+        return now_ms - self._fresh_window_ms
+
+    def _listed(self, device: str, kind: str, start_ms: int, end_ms: int) -> Iterator[Entry]:
+        """Current objects whose start lies in ``[start_ms, end_ms)``, from S3 itself."""
+        hour = start_ms - start_ms % HOUR_MS
+        while hour < end_ms:
+            prefix = hour_prefix(kind, device, from_epoch_ms(hour))
+            found: list[Entry] = []
+            for obj in self._objects.list(prefix):
+                classified = classify_key(obj.key)
+                if isinstance(classified, ValidKey):
+                    segment = classified.segment
+                    if start_ms <= segment.start_ms < end_ms:
+                        found.append(Entry.of_key(segment, obj.size, obj.etag))
+            yield from sorted(found, key=lambda e: e.filename)
+            hour += HOUR_MS
+
+    def segments_page(
+        self,
+        device: str,
+        kinds: Iterable[str],
+        start_ms: int,
+        end_ms: int,
+        limit: int,
+        cursor: str | None,
+    ) -> Page:
+        """Entries of the window, ``limit`` at a time, merged across kinds by start.
+
+        The cursor holds only the last file name returned per kind: the partition
+        always comes from the route's device and kind, and a file name outside
+        the window is refused, so a cursor cannot reach another device or key.
+        """
+        kinds = list(kinds)
+        positions = self._positions(cursor, kinds, start_ms, end_ms)
+        merged: list[Entry] = []
+        for kind in kinds:
+            if positions.get(kind) == "":
+                continue  # this kind is exhausted
+            entries = self._entries(device, kind, start_ms, end_ms, positions.get(kind))
+            merged.extend(islice(entries, limit + 1))
+        merged.sort(key=lambda e: (e.start_ms, e.kind, e.filename))
+        page, rest = merged[:limit], merged[limit:]
+        if not rest:
+            return Page(page, None)
+        state: dict[str, str] = {}
+        for kind in kinds:
+            if positions.get(kind) == "" or not any(e.kind == kind for e in rest):
+                state[kind] = ""  # exhausted
+                continue
+            returned = [e.filename for e in page if e.kind == kind]
+            if returned:
+                state[kind] = returned[-1]
+            elif kind in positions:
+                state[kind] = positions[kind]
+        return Page(page, encode_cursor({"after": state}))
+
+    def _positions(
+        self, cursor: str | None, kinds: list[str], start_ms: int, end_ms: int
+    ) -> dict[str, str]:
+        if cursor is None:
+            return {}
+        raw = decode_cursor(cursor, {"after": dict})["after"]
+        positions: dict[str, str] = {}
+        for kind, name in raw.items():
+            if kind not in kinds or not isinstance(name, str):
+                raise BadInput("cursor", "does not belong to this query")
+            if name and not FILENAME_RE.fullmatch(name):
+                raise BadInput("cursor", "is not a cursor this API issued")
+            if name:
+                start = name.split("_", 1)[0]
+                low = format_start(from_epoch_ms(start_ms - MAX_DURATION_MS[kind]))
+                high = format_start(from_epoch_ms(end_ms))
+                if not low <= start <= high:
+                    raise BadInput("cursor", "points outside the requested window")
+            positions[kind] = name
+        return positions
+
+    def ranges(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+        """Whole continuous ranges intersecting the window (not clipped to it).
+
+        Reads the video segments intersecting the window widened by the gap
+        tolerance: one Query (two pages for a day of 10 s segments). A range that
+        could continue past what was read (it comes within the tolerance of the
+        edge) widens the read by a day on that side, until a gap ends it.
+        """
+        tolerance = self.gap_tolerance_ms
+        low, high = start_ms - tolerance, end_ms + tolerance
+        spans = self._spans(device, low, high)
+        while True:
+            merged = [
+                r for r in merge_ranges(spans, tolerance) if r[0] < end_ms and r[1] > start_ms
+            ]
+            if not merged:
+                return []
+            widen_left = merged[0][0] <= low + tolerance
+            widen_right = merged[-1][1] >= high - tolerance
+            if not (widen_left or widen_right):
+                return merged
+            if widen_left:
+                spans |= self._spans(device, low - DAY_MS, low)
+                low -= DAY_MS
+            if widen_right:
+                spans |= self._spans(device, high, high + DAY_MS)
+                high += DAY_MS
+            if high - low > MAX_RANGE_READ_MS:
+                return merged  # a range longer than the read limit: report what was read
+
+    def _spans(self, device: str, start_ms: int, end_ms: int) -> set[tuple[int, int]]:
+        return {
+            (e.start_ms, e.end_ms) for e in self.window_entries(device, "video", start_ms, end_ms)
+        }
+
+    # -- single segment ------------------------------------------------------------------
+
+    def find(self, device: str, segment_id: str) -> Entry | None:
+        """The present entry of a device with this id: one index Query + one GetItem each."""
+        generation = self.generation()
+        prefix = device_segments_prefix(generation, device)
+        for pk, sk in self._store.keys_with_id(segment_id):
+            if not pk.startswith(prefix):
+                continue
+            item = self._store.get(pk, sk)
+            if item and item.get("present"):
+                return Entry.of_item(device, pk.rsplit("#", 1)[1], item)
+        return None
+
+    def segment(self, device: str, segment_id: str) -> Entry:
+        """The device's segment with this id, checked against S3 (one HEAD).
+
+        An entry whose object is gone (its event never arrived) is corrected now,
+        through the same code path ingest uses, and answered :class:`NotFound`.
+        """
+        entry = self.find(device, segment_id)
+        if entry is None:
+            raise NotFound("id", f"no segment {segment_id} for device {device}")
+        if not self._objects.head(entry.key).present:
+            self._ingestor.repair(parse_key(entry.key))
+            raise NotFound("id", f"segment {segment_id} no longer exists")
+        return entry
+
+
+def _hour_figures(item: dict[str, Any]) -> HourFigures:
+    _, hour_ms = bucket_hour_ms(item["sk"])
+
+    def four(prefix: str) -> tuple[int, int, int, int]:
+        a, b, c, d = (int(item.get(f"{prefix}{q}", 0)) for q in range(QUARTERS))
+        return a, b, c, d
+
+    return HourFigures(hour_ms, four("n"), four("b"), four("d"), four("c"))
+
+
+def _check_device(device: str, parameter: str) -> str:
+    try:
+        return validate_device(device)
+    except InvalidKeyError as exc:
+        raise BadInput(parameter, exc.reason) from None

@@ -1,0 +1,136 @@
+"""Alarms and the topic they publish to (docs/operations.md: what each alarm means).
+
+Every alarm of the stack lives here, beside the topic, so a reader finds what
+pages an operator in one file; the constructs that own the watched resources
+stay free of monitoring concerns.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.settings import StackSettings
+from video_index.core.contract import (
+    METRICS_NAMESPACE,
+    PARTITIONS_REPAIRED_METRIC,
+    RECONCILE_SERVICE_NAME,
+)
+
+
+class AlarmTopic(Construct):
+    """SNS topic the alarms publish to, encrypted with a key CloudWatch may use.
+
+    The AWS-managed ``alias/aws/sns`` key cannot be used here: its key policy cannot
+    be edited to let CloudWatch alarms publish, so alarms would fail silently. A
+    customer-managed key (rotated) with a CloudWatch grant is the working option.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: StackSettings) -> None:
+        super().__init__(scope, construct_id)
+        self.key = kms.Key(
+            self,
+            "Key",
+            description="Encrypts the video-index alarm topic",
+            enable_key_rotation=True,
+            # It only protects notifications in flight; nothing at rest depends on it.
+            removal_policy=RemovalPolicy.DESTROY,
+            pending_window=Duration.days(7),
+        )
+        self.key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"),
+            "kms:Decrypt",
+            "kms:GenerateDataKey*",
+        )
+        self.topic = sns.Topic(
+            self,
+            "Topic",
+            display_name="video-index alarms",
+            master_key=self.key,
+            enforce_ssl=True,
+        )
+        if settings.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
+
+
+class Monitoring(Construct):
+    """The alarm topic and every alarm: ingest falling behind or failing, reconcile finding
+    drift, an ops execution failing."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: StackSettings,
+        dead_letter_queue: sqs.IQueue,
+        ingest_function: lambda_.IFunction,
+        reconcile_state_machine: sfn.IStateMachine,
+        rebuild_state_machine: sfn.IStateMachine,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.alarm_topic = AlarmTopic(self, "Alarms", settings=settings)
+        self.topic = self.alarm_topic.topic
+        self.dlq_alarm = self._alarm(
+            "DeadLetterQueueNotEmpty",
+            "S3 events could not be applied to the read model and were parked in the "
+            "DLQ. Inspect, fix, then redrive (or run reconcile).",
+            dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            ),
+        )
+        self.ingest_errors_alarm = self._alarm(
+            "IngestFunctionErrors",
+            "The ingest Lambda crashed or timed out (per-record failures are reported "
+            "as batch item failures and do not count here).",
+            ingest_function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
+        )
+        self.drift_alarm = self._alarm(
+            "DriftFound",
+            "Reconcile repaired read-model partitions: events were lost or applied "
+            "wrongly. Read the run's report under reconcile/<run id>/report.json.",
+            cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=PARTITIONS_REPAIRED_METRIC,
+                dimensions_map={"service": RECONCILE_SERVICE_NAME},
+                statistic="Sum",
+                period=Duration.days(1),
+            ),
+        )
+        self.reconcile_failed_alarm = self._alarm(
+            "ReconcileFailed",
+            "A reconcile execution failed: the read model was not checked against S3.",
+            reconcile_state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
+        )
+        self.rebuild_failed_alarm = self._alarm(
+            "RebuildFailed",
+            "A rebuild execution failed (and was aborted, or the abort failed too); the "
+            "current generation keeps serving.",
+            rebuild_state_machine.metric_failed(period=Duration.minutes(5), statistic="Sum"),
+        )
+
+    def _alarm(
+        self, construct_id: str, description: str, metric: cloudwatch.IMetric
+    ) -> cloudwatch.Alarm:
+        """An alarm on ``metric`` above zero, publishing to the topic; missing data is fine."""
+        alarm = cloudwatch.Alarm(
+            self,
+            construct_id,
+            alarm_description=description,
+            metric=metric,
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.topic))
+        return alarm

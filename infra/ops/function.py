@@ -1,0 +1,156 @@
+"""The ops Lambda (reconcile and rebuild steps) and its least-privilege role.
+
+Privileges are written out here instead of the ``grant_*`` helpers, so a review of
+this file is a review of them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import Acknowledgment, Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from infra.nag import logical_id, segment_objects_acknowledgment
+from infra.python_function import PythonFunction, python_function, segment_read_statements
+from infra.settings import StackSettings
+from infra.storage import SegmentStorage
+from video_index.core.contract import (
+    ENV_BUCKET,
+    ENV_GAP_TOLERANCE_MS,
+    ENV_INVENTORY_DESTINATION,
+    ENV_MAX_REMOVE_SHARE,
+    ENV_REPORTS_BUCKET,
+    ENV_TABLE,
+    ENV_TOMBSTONE_DAYS,
+    REBUILD_REPORTS_PREFIX,
+    RECONCILE_HANDLER,
+    RECONCILE_REPORTS_PREFIX,
+    RECONCILE_SERVICE_NAME,
+)
+from video_index.core.table_schema import read_model_table_definition
+
+#: Item actions reconcile and rebuild perform on the read model (repairs are conditional
+#: writes and transactions; a rebuild writes a generation in batches and drops the old one).
+READ_MODEL_ACTIONS: Final = [
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+    "dynamodb:UpdateItem",
+]
+#: The only actions that mean anything on a global secondary index.
+READ_MODEL_INDEX_ACTIONS: Final = ["dynamodb:Query", "dynamodb:Scan"]
+
+
+def ops_function(
+    scope: Construct, *, settings: StackSettings, storage: SegmentStorage, table: dynamodb.ITable
+) -> PythonFunction:
+    """The reconcile Lambda; its role has only what the handler does.
+
+    Segment objects are read, never written: reconcile and rebuild derive the read
+    model from ``v1/`` and leave the source of truth alone. The annotations table is
+    primary data and deliberately absent (docs/invariants.md: never touched by rebuild).
+    """
+    bucket = storage.bucket
+    reports = storage.reports_bucket
+    index_names = [
+        index["IndexName"]
+        for index in read_model_table_definition("unused").get("GlobalSecondaryIndexes", [])
+    ]
+    statements = [
+        iam.PolicyStatement(
+            sid="ReadModelItems",
+            actions=list(READ_MODEL_ACTIONS),
+            resources=[table.table_arn],
+        ),
+        iam.PolicyStatement(
+            sid="ReadModelIndexes",
+            actions=list(READ_MODEL_INDEX_ACTIONS),
+            resources=[f"{table.table_arn}/index/{name}" for name in index_names],
+        ),
+        # Every repair is verified against a LIST of the partition and a HEAD (docs/operations.md).
+        *segment_read_statements(bucket),
+        # Finding the newest inventory report and the objects of a run.
+        iam.PolicyStatement(
+            sid="ListReports",
+            actions=["s3:ListBucket"],
+            resources=[reports.bucket_arn],
+        ),
+        iam.PolicyStatement(
+            sid="ReadInventoryAndRuns",
+            actions=["s3:GetObject"],
+            resources=[
+                reports.arn_for_objects(f"{storage.inventory_destination_prefix}*"),
+                reports.arn_for_objects(f"{RECONCILE_REPORTS_PREFIX}*"),
+                reports.arn_for_objects(f"{REBUILD_REPORTS_PREFIX}*"),
+            ],
+        ),
+        # Partition lists and reports; never the inventory (S3 writes that).
+        iam.PolicyStatement(
+            sid="WriteRunObjects",
+            actions=["s3:PutObject"],
+            resources=[
+                reports.arn_for_objects(f"{RECONCILE_REPORTS_PREFIX}*"),
+                reports.arn_for_objects(f"{REBUILD_REPORTS_PREFIX}*"),
+            ],
+        ),
+    ]
+    segments = logical_id(bucket)
+    reports_id = logical_id(reports)
+    acknowledgments = [
+        segment_objects_acknowledgment(
+            bucket,
+            "Only s3:GetObject (HEAD before a repair); nothing here writes to the segment bucket.",
+        ),
+        Acknowledgment(
+            id=(
+                f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/"
+                f"{storage.inventory_prefix}/<{segments}>/{storage.inventory_id}/*]"
+            ),
+            reason=(
+                "S3 Inventory names each report by its date under the configured "
+                "destination; read-only and confined to this bucket's inventory reports."
+            ),
+        ),
+        Acknowledgment(
+            id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{RECONCILE_REPORTS_PREFIX}*]",
+            reason=(
+                "Each reconcile run writes and reads its own objects under reconcile/<run "
+                "id>/, and reads the Distributed Map results under reconcile/results/."
+            ),
+        ),
+        Acknowledgment(
+            id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{REBUILD_REPORTS_PREFIX}*]",
+            reason=(
+                "Each rebuild writes and reads its partition list under rebuild/<rebuild "
+                "id>/; the run id is generated at run time, so the prefix is the bound."
+            ),
+        ),
+    ]
+    return python_function(
+        scope,
+        settings=settings,
+        handler=RECONCILE_HANDLER,
+        service_name=RECONCILE_SERVICE_NAME,
+        description="video-index reconcile/rebuild: plan, repair partitions, report, switch",
+        role_description=("video-index reconcile/rebuild: S3 listing and inventory -> read model"),
+        timeout=Duration.seconds(settings.reconcile_timeout_seconds),
+        memory_size=settings.reconcile_memory_mb,
+        environment={
+            ENV_BUCKET: bucket.bucket_name,
+            ENV_TABLE: table.table_name,
+            ENV_REPORTS_BUCKET: reports.bucket_name,
+            ENV_INVENTORY_DESTINATION: storage.inventory_destination_uri,
+            ENV_MAX_REMOVE_SHARE: str(settings.reconcile_max_remove_share),
+            ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
+            ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
+        },
+        statements=statements,
+        acknowledgments=acknowledgments,
+    )

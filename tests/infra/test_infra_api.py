@@ -1,0 +1,488 @@
+"""Infrastructure tests of the HTTP API (docs/api.md): routes, authorization, stage, Lambda, role.
+
+The app is synthesized once per module for the default settings (IAM authorization)
+and once with JWT authorization, through the same ``build`` function ``app.py``
+uses; every assertion reads one of these two templates. Tests of other settings
+synthesize only the API construct.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import App, Stack, Validations
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks
+
+from app import build
+from infra.api import QueryApi
+from infra.settings import SettingsError, StackSettings
+from tests.infra.template import Synth, as_list, synthesize
+from video_index.core.table_schema import annotations_table_definition, read_model_table_definition
+
+ISSUER = "https://issuer.example.com/pool-1"
+#: As `cdk synth -c api_auth=jwt -c api_jwt_issuer=... -c api_jwt_audience=...` passes it.
+JWT_CONTEXT: Mapping[str, str] = {
+    "api_auth": "jwt",
+    "api_jwt_issuer": ISSUER,
+    "api_jwt_audience": "video-app, ops-console",
+}
+
+ROUTE_KEYS = [
+    "ANY /devices",
+    "ANY /devices/{device}",
+    "ANY /devices/{device}/calendar",
+    "ANY /devices/{device}/overlays",
+    "ANY /devices/{device}/playlist.m3u8",
+    "ANY /devices/{device}/ranges",
+    "ANY /devices/{device}/segments",
+    "ANY /devices/{device}/segments/{segment_id}",
+    "ANY /openapi.json",
+]
+
+
+def _api_only(context: Mapping[str, Any]) -> tuple[Synth, QueryApi]:
+    """Only the API construct (with a plain bucket and table): cheap to synthesize."""
+    app = App(context=dict(context))
+    stack = Stack(app, "ApiOnly")
+    bucket = s3.Bucket(stack, "Bucket")
+    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
+    table = dynamodb.Table(stack, "Table", partition_key=key)
+    api = QueryApi(
+        stack, "Api", settings=StackSettings.from_context(app), bucket=bucket, table=table
+    )
+    return Synth(app=app, stack=stack, template=Template.from_stack(stack)), api
+
+
+@pytest.fixture(scope="module")
+def jwt_synth() -> Synth:
+    # Given the app built with JWT authorization chosen by context
+    return synthesize(JWT_CONTEXT)
+
+
+def _statements(policy_document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    statements: list[dict[str, Any]] = policy_document["Statement"]
+    return statements
+
+
+def _routes(synth: Synth) -> dict[str, dict[str, Any]]:
+    """Route resources of the stack by route key."""
+    routes = synth.of_type("AWS::ApiGatewayV2::Route").values()
+    return {r["Properties"]["RouteKey"]: r["Properties"] for r in routes}
+
+
+# --- read model index -------------------------------------------------------------------------
+
+
+def test_read_model_table_has_a_keys_only_index_by_segment_id(synth: Synth) -> None:
+    # Given the read-model table
+    props = synth.props(synth.video_index.read_model.table)
+    # Then it has one global secondary index, by_id, keyed by the string attribute id
+    assert props["GlobalSecondaryIndexes"] == [
+        {
+            "IndexName": "by_id",
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ]
+    assert {"AttributeName": "id", "AttributeType": "S"} in props["AttributeDefinitions"]
+    # And it is the index of the shared schema `video-index local` and the tests create
+    definition = read_model_table_definition("any")
+    assert props["GlobalSecondaryIndexes"] == definition["GlobalSecondaryIndexes"]
+    assert sorted(props["AttributeDefinitions"], key=str) == sorted(
+        definition["AttributeDefinitions"], key=str
+    )
+    # And the annotations table shape does not inherit it
+    assert "GlobalSecondaryIndexes" not in annotations_table_definition("any")
+
+
+# --- routes and authorization -----------------------------------------------------------------
+
+
+def test_api_has_exactly_the_documented_routes_all_to_the_api_function(synth: Synth) -> None:
+    # Given the HTTP API and its routes
+    api = synth.video_index.api
+    routes = _routes(synth)
+    # Then the routes are exactly the documented paths (any method: the function answers
+    # 405 for a method a path lacks), with no $default catch-all
+    assert sorted(routes) == ROUTE_KEYS
+    assert synth.props(api.http_api)["ProtocolType"] == "HTTP"
+    # And every route targets a Lambda proxy integration of the one API function
+    integration_ids = set()
+    for route_key, route in routes.items():
+        assert route["ApiId"] == synth.ref(api.http_api), route_key
+        prefix, ref = route["Target"]["Fn::Join"][1]
+        assert prefix == "integrations/", route_key
+        integration_ids.add(ref["Ref"])
+    for integration_id in integration_ids:
+        integration = synth.resources[integration_id]["Properties"]
+        assert integration["IntegrationType"] == "AWS_PROXY"
+        assert integration["IntegrationUri"] == synth.arn(api.function)
+        assert integration["PayloadFormatVersion"] == "2.0"
+    assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == len(integration_ids)
+
+
+def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:
+    # Given the routes of the default deployment
+    routes = _routes(synth)
+    # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer
+    for route_key, route in routes.items():
+        assert route["AuthorizationType"] == "AWS_IAM", route_key
+        assert "AuthorizerId" not in route, route_key
+    assert synth.of_type("AWS::ApiGatewayV2::Authorizer") == {}
+    assert synth.video_index.settings.api_auth == "iam"
+
+
+def test_only_the_api_routes_may_invoke_the_api_function(synth: Synth) -> None:
+    # Given the resource-based permissions of the API function
+    api = synth.video_index.api
+    permissions = [
+        p["Properties"]
+        for p in synth.of_type("AWS::Lambda::Permission").values()
+        if p["Properties"]["FunctionName"] == synth.arn(api.function)
+    ]
+    # Then API Gateway may invoke it only through this API's routes, one permission each
+    paths = set()
+    for permission in permissions:
+        assert permission["Action"] == "lambda:InvokeFunction"
+        assert permission["Principal"] == "apigateway.amazonaws.com"
+        parts = permission["SourceArn"]["Fn::Join"][1]
+        assert parts[-2] == synth.ref(api.http_api)
+        assert parts[-1].startswith("/*/*/")
+        paths.add(parts[-1].removeprefix("/*/*"))
+    assert sorted(f"ANY {path}" for path in paths) == ROUTE_KEYS
+
+
+def test_jwt_authorization_from_context_uses_the_issuer_and_audience(jwt_synth: Synth) -> None:
+    # Given the app synthesized with -c api_auth=jwt and an issuer and audiences
+    (authorizer_id, authorizer), *others = jwt_synth.of_type(
+        "AWS::ApiGatewayV2::Authorizer"
+    ).items()
+    # Then one JWT authorizer checks the bearer token against that issuer and those audiences
+    assert others == []
+    props = authorizer["Properties"]
+    assert props["ApiId"] == jwt_synth.ref(jwt_synth.video_index.api.http_api)
+    assert props["AuthorizerType"] == "JWT"
+    assert props["IdentitySource"] == ["$request.header.Authorization"]
+    assert props["JwtConfiguration"] == {
+        "Issuer": ISSUER,
+        "Audience": ["video-app", "ops-console"],
+    }
+    # And every route uses it
+    routes = _routes(jwt_synth)
+    assert sorted(routes) == ROUTE_KEYS
+    for route_key, route in routes.items():
+        assert route["AuthorizationType"] == "JWT", route_key
+        assert route["AuthorizerId"] == {"Ref": authorizer_id}, route_key
+
+
+def test_jwt_template_passes_cfn_lint_and_cdk_nag(jwt_synth: Synth, tmp_path: Path) -> None:
+    # Given the JWT variant of the template on disk
+    # When cfn-lint and the AWS Solutions pack check it
+    report = AwsSolutionsChecks(jwt_synth.app).validate_scope(jwt_synth.stack)
+    # Then neither reports anything (beyond the documented accepted cfn-lint warning)
+    assert jwt_synth.lint(tmp_path) == []
+    assert [v.rule_name for v in report.violations] == []
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+def test_api_settings_defaults() -> None:
+    # Given the settings without context
+    settings = StackSettings.from_context(App())
+    # Then the API defaults are IAM auth, 50 rps / burst 100, 15-minute URLs and fresh window
+    assert settings.api_auth == "iam"
+    assert settings.api_jwt_issuer is None
+    assert settings.api_jwt_audience is None
+    assert settings.api_jwt_audiences == ()
+    assert (settings.api_throttle_rate, settings.api_throttle_burst) == (50, 100)
+    assert settings.presign_seconds == 900
+    assert settings.fresh_window_seconds == 900
+    assert settings.api_timeout_seconds <= 30
+    assert settings.api_name == "VideoIndex-api"
+
+
+@pytest.mark.parametrize(
+    ("context", "key", "expected"),
+    [
+        ({"api_auth": "jwt", "api_jwt_audience": "app"}, "api_jwt_issuer", "required"),
+        ({"api_auth": "jwt", "api_jwt_issuer": ISSUER}, "api_jwt_audience", "required"),
+        (
+            {"api_auth": "jwt", "api_jwt_issuer": ISSUER, "api_jwt_audience": " , "},
+            "api_jwt_audience",
+            "required",
+        ),
+        (
+            {"api_auth": "jwt", "api_jwt_issuer": "issuer.example.com", "api_jwt_audience": "a"},
+            "api_jwt_issuer",
+            "https://",
+        ),
+        ({"api_auth": "cognito"}, "api_auth", "must be one of 'iam', 'jwt'"),
+        ({"api_auth": ""}, "api_auth", "must not be empty"),
+        ({"api_jwt_issuer": ISSUER}, "api_jwt_issuer", "only used when api_auth is 'jwt'"),
+        ({"api_jwt_audience": "app"}, "api_jwt_audience", "only used when api_auth is 'jwt'"),
+        ({"api_throttle_rate": "0"}, "api_throttle_rate", ">= 1"),
+        ({"api_throttle_burst": "fast"}, "api_throttle_burst", "whole number"),
+        ({"presign_seconds": "3601"}, "presign_seconds", "between 1 and 3600"),
+        ({"presign_seconds": "0"}, "presign_seconds", "between 1 and 3600"),
+        ({"fresh_window_seconds": "0"}, "fresh_window_seconds", "between 1 and 86400"),
+        ({"api_timeout_seconds": 31}, "api_timeout_seconds", "between 1 and 30"),
+    ],
+)
+def test_bad_api_context_stops_synthesis_with_an_error_naming_the_key(
+    context: dict[str, object], key: str, expected: str
+) -> None:
+    # Given an app with a bad or incomplete API setting in its context
+    app = App(context=context)
+    # When the app is built as app.py builds it
+    with pytest.raises(SettingsError) as error:
+        build(app)
+    # Then the error names the context key and the problem
+    assert f"context key {key!r}" in str(error.value)
+    assert expected in str(error.value)
+
+
+def test_api_context_overrides_reach_the_stage_and_the_function() -> None:
+    # Given throttling, URL lifetime and fresh window set by context
+    synth, api = _api_only(
+        {
+            "api_throttle_rate": "5",
+            "api_throttle_burst": 7,
+            "presign_seconds": "60",
+            "fresh_window_seconds": "120",
+        }
+    )
+    # Then the stage throttles at those limits
+    assert api.stage is not None
+    assert synth.props(api.stage)["DefaultRouteSettings"] == {
+        "ThrottlingRateLimit": 5,
+        "ThrottlingBurstLimit": 7,
+    }
+    # And the function gets the URL lifetime and the fresh window
+    env = synth.props(api.function)["Environment"]["Variables"]
+    assert env["VIDEO_INDEX_PRESIGN_SECONDS"] == "60"
+    assert env["VIDEO_INDEX_FRESH_WINDOW_SECONDS"] == "120"
+
+
+# --- stage ------------------------------------------------------------------------------------
+
+
+def test_default_stage_throttles_and_writes_json_access_logs(synth: Synth) -> None:
+    # Given the one stage of the API
+    api = synth.video_index.api
+    ((stage_id, stage),) = synth.of_type("AWS::ApiGatewayV2::Stage").items()
+    assert stage_id == synth.logical_id(api.stage)
+    props = stage["Properties"]
+    # Then it is the auto-deployed $default stage of the API
+    assert props["ApiId"] == synth.ref(api.http_api)
+    assert props["StageName"] == "$default"
+    assert props["AutoDeploy"] is True
+    # And it throttles every route at the configured rate and burst
+    assert props["DefaultRouteSettings"] == {
+        "ThrottlingRateLimit": 50,
+        "ThrottlingBurstLimit": 100,
+    }
+    # And it writes one JSON line per request to its own access log group
+    access = props["AccessLogSettings"]
+    assert access["DestinationArn"] == synth.arn(api.access_log_group)
+    fields = json.loads(access["Format"])
+    assert {
+        "requestId": "$context.requestId",
+        "ip": "$context.identity.sourceIp",
+        "requestTime": "$context.requestTime",
+        "httpMethod": "$context.httpMethod",
+        "routeKey": "$context.routeKey",
+        "status": "$context.status",
+        "protocol": "$context.protocol",
+        "responseLength": "$context.responseLength",
+        "integrationError": "$context.integrationErrorMessage",
+    }.items() <= fields.items()
+    # And that log group has a retention, distinct from the function's log group
+    assert synth.props(api.access_log_group)["RetentionInDays"] == 30
+    assert synth.logical_id(api.access_log_group) != synth.logical_id(api.log_group)
+
+
+def test_stack_outputs_the_api_url(synth: Synth) -> None:
+    # Given the stack outputs
+    outputs = synth.template.to_json()["Outputs"]
+    # Then the base URL of the API's $default stage is one of them
+    url = outputs["ApiUrl"]["Value"]["Fn::Join"][1]
+    assert url[0] == "https://"
+    assert url[1] == synth.ref(synth.video_index.api.http_api)
+    assert url[-1] == "/"
+    assert synth.props(synth.video_index.api.http_api)["Name"] == "VideoIndex-api"
+
+
+# --- API Lambda -------------------------------------------------------------------------------
+
+
+def test_api_function_runtime_architecture_handler_tracing_and_logs(synth: Synth) -> None:
+    # Given the API function
+    api = synth.video_index.api
+    props = synth.props(api.function)
+    # Then it runs the API handler on Python 3.13 / arm64 with active tracing
+    assert props["Runtime"] == "python3.13"
+    assert props["Architectures"] == ["arm64"]
+    assert props["Handler"] == "video_index.handlers.api.handler"
+    assert props["TracingConfig"] == {"Mode": "Active"}
+    assert props["Timeout"] == 29  # below the 30 s HTTP API integration timeout
+    assert props["MemorySize"] == 512
+    assert props["Role"] == synth.arn(api.role)
+    # And logs to its own log group with the configured retention
+    assert props["LoggingConfig"] == {"LogGroup": synth.ref(api.log_group)}
+    assert synth.props(api.log_group)["RetentionInDays"] == 30
+    # And its code and Powertools layer are exactly the ingest function's
+    ingest = synth.props(synth.video_index.ingest.function)
+    assert props["Code"] == ingest["Code"]
+    assert props["Layers"] == ingest["Layers"]
+    assert "AWSLambdaPowertoolsPythonV3-python313-arm64" in json.dumps(props["Layers"])
+
+
+def test_api_function_environment(synth: Synth) -> None:
+    # Given the API function's environment
+    env = synth.props(synth.video_index.api.function)["Environment"]["Variables"]
+    # Then it names the stack's bucket and table and carries the read-model and API settings
+    stack = synth.video_index
+    assert env == {
+        "VIDEO_INDEX_BUCKET": synth.ref(stack.storage.bucket),
+        "VIDEO_INDEX_TABLE": synth.ref(stack.read_model.table),
+        "VIDEO_INDEX_GAP_TOLERANCE_MS": "1000",
+        "VIDEO_INDEX_TOMBSTONE_DAYS": "35",
+        "VIDEO_INDEX_PRESIGN_SECONDS": "900",
+        "VIDEO_INDEX_FRESH_WINDOW_SECONDS": "900",
+        "POWERTOOLS_SERVICE_NAME": "video-index-api",
+        "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
+    }
+    # And no annotations table yet (the variable comes with the table)
+    assert "VIDEO_INDEX_ANNOTATIONS_TABLE" not in env
+
+
+def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> None:
+    # Given the API role and its policies
+    stack = synth.video_index
+    api = stack.api
+    role = synth.props(api.role)
+    policies = synth.template.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"Roles": [synth.ref(api.role)]}}
+    )
+    (policy,) = policies.values()
+    statements = _statements(policy["Properties"]["PolicyDocument"])
+    # Then the role has no managed policies and only Lambda may assume it
+    assert "ManagedPolicyArns" not in role
+    assert role["AssumeRolePolicyDocument"]["Statement"] == [
+        {
+            "Action": "sts:AssumeRole",
+            "Effect": "Allow",
+            "Principal": {"Service": "lambda.amazonaws.com"},
+        }
+    ]
+    # And every statement is an Allow of named actions, never a wildcard action
+    for statement in statements:
+        assert statement["Effect"] == "Allow"
+        assert "Condition" not in statement
+        for action in as_list(statement["Action"]):
+            assert "*" not in action, statement
+    by_sid = {s.get("Sid"): s for s in statements}
+    table_arn = synth.arn(stack.read_model.table)
+    bucket_arn = synth.arn(stack.storage.bucket)
+    # And the read model: GetItem and Query on the table
+    assert by_sid["ReadModelRead"]["Action"] == ["dynamodb:GetItem", "dynamodb:Query"]
+    assert by_sid["ReadModelRead"]["Resource"] == table_arn
+    # And Query on the by_id index only (found by the index ARN)
+    assert by_sid["FindSegmentById"]["Action"] == "dynamodb:Query"
+    assert by_sid["FindSegmentById"]["Resource"] == {"Fn::Join": ["", [table_arn, "/index/by_id"]]}
+    # And read repair: one key's conditional put/update through the ingest path, no delete
+    assert by_sid["ReadRepair"]["Action"] == [
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+    ]
+    assert by_sid["ReadRepair"]["Resource"] == table_arn
+    # And S3: GetObject (HEAD, presigned GET) under v1/ only
+    assert by_sid["ReadSegmentObjects"]["Action"] == "s3:GetObject"
+    assert by_sid["ReadSegmentObjects"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
+    # And ListBucket on the segment bucket only (freshness listing; 404 for a missing key)
+    assert by_sid["ListSegmentKeys"]["Action"] == "s3:ListBucket"
+    assert by_sid["ListSegmentKeys"]["Resource"] == bucket_arn
+    # And logs only into its own log group
+    assert by_sid["WriteOwnLogs"]["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+    assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(api.log_group)
+    # And the only generated statement is X-Ray for active tracing (no resource scoping)
+    (xray,) = [s for s in statements if "Sid" not in s]
+    assert xray["Resource"] == "*"
+    assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+    assert len(statements) == 7
+    # And nothing anywhere in it deletes, scans or writes in batches
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert not {a for a in actions if a.split(":")[1].startswith(("Delete", "Scan", "Batch"))}
+
+
+# --- cdk-nag ----------------------------------------------------------------------------------
+
+
+def test_cdk_nag_reports_nothing_for_the_default_template(synth: Synth) -> None:
+    # Given the AWS Solutions pack run over the default stack (API included)
+    report = AwsSolutionsChecks(synth.app).validate_scope(synth.stack)
+    # Then no rule reports an error or a warning
+    assert [v.rule_name for v in report.violations] == []
+
+
+def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization(
+    synth: Synth, jwt_synth: Synth
+) -> None:
+    for variant in (synth, jwt_synth):
+        # Given every acknowledgment recorded under the API construct
+        acknowledged: dict[str, str] = {}
+        for construct in variant.video_index.api.node.find_all():
+            for entry in construct.node.metadata:
+                if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
+                    for rule_id, reason in entry.data.items():
+                        acknowledged[f"{construct.node.path} {rule_id}"] = reason
+        # Then exactly the runtime pin and the two unavoidable IAM5 wildcards are acknowledged
+        bucket = variant.logical_id(variant.video_index.storage.bucket)
+        assert sorted(acknowledged) == [
+            "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
+            "VideoIndex/Api/Role Annotation::AwsSolutions-IAM5[Resource::*]",
+            f"VideoIndex/Api/Role Annotation::AwsSolutions-IAM5[Resource::<{bucket}.Arn>/v1/*]",
+        ]
+        # And each with a reason a reviewer can check
+        for where, reason in acknowledged.items():
+            assert len(reason) > 60, where
+        # And nothing about API Gateway (authorization, logging) is acknowledged anywhere
+        for construct in variant.stack.node.find_all():
+            for entry in construct.node.metadata:
+                if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
+                    assert not any("APIG" in rule_id for rule_id in entry.data), construct
+
+
+def test_cdk_nag_does_flag_an_unauthorized_unlogged_http_api() -> None:
+    # Given a throwaway HTTP API with an open route and a stage without access logs
+    app = App()
+    stack = Stack(app, "OpenApi")
+    function = lambda_.Function(
+        stack,
+        "Function",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context): return {}"),
+    )
+    api = apigwv2.HttpApi(stack, "Api")
+    api.add_routes(
+        path="/open",
+        methods=[apigwv2.HttpMethod.GET],
+        integration=integrations.HttpLambdaIntegration("Integration", function),
+    )
+    # When the same pack checks it
+    report = AwsSolutionsChecks(app).validate_scope(stack)
+    # Then it reports missing authorization and access logging, so the checks above bite
+    assert {"AwsSolutions-APIG1", "AwsSolutions-APIG4"} <= {v.rule_name for v in report.violations}

@@ -1,0 +1,65 @@
+"""The deployed entry point: configuration from the environment, metrics, partial responses."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.support import events as ev
+from video_index.core.settings import ConfigurationError
+from video_index.core.table_schema import create_tables
+from video_index.handlers import ingest as ingest_handler
+
+KEY = "v1/video/cam-001/2026/11/30/12/20261130T120000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "video-index-ingest"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111122223333:function:video-index-ingest"
+    aws_request_id: str = "52fdfc07-2182-154f-163f-5f0f9a621d72"
+
+
+@pytest.fixture
+def deployed(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
+    boto3.client("s3").create_bucket(Bucket=ev.BUCKET)
+    dynamodb = boto3.client("dynamodb")
+    create_tables(dynamodb, "video-index-read-model")
+    monkeypatch.setenv("VIDEO_INDEX_BUCKET", ev.BUCKET)
+    monkeypatch.setenv("VIDEO_INDEX_TABLE", "video-index-read-model")
+    ingest_handler.service.cache_clear()  # a fresh container: built on first use
+    return dynamodb
+
+
+def test_handler_applies_a_batch_and_emits_metrics(
+    deployed: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a queue batch with one upload event
+    batch = ev.sqs_event(
+        ev.sqs_record(ev.s3_notification(ev.s3_record(KEY, size=5, sequencer="01")))
+    )
+    # When Lambda invokes the handler
+    response = ingest_handler.handler(batch, FakeContext())  # type: ignore[arg-type]
+    # Then nothing is reported failed and the segment is indexed
+    assert response == {"batchItemFailures": []}
+    items = deployed.scan(TableName="video-index-read-model")["Items"]
+    assert any(i["pk"]["S"] == "g1#seg#cam-001#video" for i in items)
+    # And the outcome is published as a CloudWatch EMF metric
+    emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    assert emf and emf[-1]["Applied"] == [1.0]
+    assert emf[-1]["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "VideoIndex"
+
+
+def test_handler_without_configuration_names_the_missing_variable(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VIDEO_INDEX_BUCKET", raising=False)
+    monkeypatch.delenv("VIDEO_INDEX_TABLE", raising=False)
+    ingest_handler.service.cache_clear()  # a fresh container: built on first use
+    with pytest.raises(ConfigurationError, match="VIDEO_INDEX_BUCKET, VIDEO_INDEX_TABLE"):
+        ingest_handler.handler(ev.sqs_event(), FakeContext())  # type: ignore[arg-type]

@@ -1,0 +1,206 @@
+"""Reconcile restores P(S3) from S3 alone, and refuses to do harm (docs/operations.md)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import boto3
+import pytest
+from boto3.dynamodb.types import TypeSerializer
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from tests.support import events as ev
+from tests.support.read_model_view import scan_items, view
+from tests.support.reference_projection import list_bucket, project
+from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
+from tests.support.tables import make_table_factory
+from video_index.aws.objects import ListedObject, ObjectStore
+from video_index.aws.store import ReadModelStore
+from video_index.core.keys import KEY_PREFIX, SegmentKey, format_key
+from video_index.ingest.batches import IngestService
+from video_index.ingest.ingestor import Ingestor
+from video_index.ops.reconcile import Reconciler
+from video_index.ops.report import ReconcileRefused
+
+_ser = TypeSerializer().serialize
+BUCKET = ev.BUCKET
+
+
+def build(s3: Any, dynamodb: Any, table: str) -> tuple[IngestService, Reconciler]:
+    store = ReadModelStore(dynamodb, table, tombstone_days=35)
+    ingestor = Ingestor(store, ObjectStore(s3, BUCKET))
+    return IngestService(ingestor), Reconciler(
+        store, ObjectStore(s3, BUCKET), Ingestor(store, ObjectStore(s3, BUCKET))
+    )
+
+
+def ingest_all(service: IngestService, world: World) -> None:
+    for record in world.events:
+        response = service.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
+        assert response == {"batchItemFailures": []}
+
+
+def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
+    """Lose 5 % of the items, add ghost entries, and bend some aggregates."""
+    items = [i for i in scan_items(dynamodb, table) if i["pk"].startswith("g1#")]
+    for item in rng.sample(items, k=max(1, len(items) // 20)) if items else []:
+        dynamodb.delete_item(TableName=table, Key={"pk": _ser(item["pk"]), "sk": _ser(item["sk"])})
+    for n in range(rng.randint(1, 3)):
+        start = 1795910400000 + rng.randint(0, 3 * 86_400_000)
+        ghost = SegmentKey(
+            kind="video",
+            device="cam-a",
+            start=_dt(start),
+            duration_ms=5000,
+            id=f"{n:016x}",
+            ext="mp4",
+        )
+        dynamodb.put_item(
+            TableName=table,
+            Item={
+                k: _ser(v)
+                for k, v in {
+                    "pk": "g1#seg#cam-a#video",
+                    "sk": ghost.filename,
+                    "present": True,
+                    "size": 7,
+                    "etag": "ghost",
+                    "seq": "",
+                    "ver": 1,
+                    "start": ghost.start_ms,
+                    "end": ghost.end_ms,
+                    "id": ghost.id,
+                    "observed": False,
+                }.items()
+            },
+        )
+    buckets = [i for i in scan_items(dynamodb, table) if "#bkt#" in i["pk"]]
+    for item in rng.sample(buckets, k=min(len(buckets), 2)):
+        dynamodb.update_item(
+            TableName=table,
+            Key={"pk": _ser(item["pk"]), "sk": _ser(item["sk"])},
+            UpdateExpression="ADD n0 :a, b2 :b, c1 :c",
+            ExpressionAttributeValues={
+                ":a": _ser(rng.randint(1, 5)),
+                ":b": _ser(-3),
+                ":c": _ser(1),
+            },
+        )
+
+
+def _dt(ms: int) -> Any:
+    from video_index.core.timeunits import from_epoch_ms
+
+    return from_epoch_ms(ms)
+
+
+@pytest.mark.parametrize("engine", ["moto", "dynamodb_local"])
+@settings(
+    max_examples=25,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    pool=st.lists(segments(), min_size=1, max_size=12, unique_by=lambda s: s.key),
+    extra=st.lists(st.sampled_from(OTHER_KEYS), max_size=2),
+    history=ops,
+    seed=st.integers(0, 2**32),
+)
+def test_one_reconcile_repairs_lost_ghost_and_corrupted_items(
+    engine: str,
+    request: pytest.FixtureRequest,
+    pool: list[SegmentKey],
+    extra: list[str],
+    history: list[Op],
+    seed: int,
+) -> None:
+    rng = random.Random(seed)
+    with mock_aws():
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+        # Given the ingest property test's world, fully ingested
+        world = World(s3, BUCKET, rng)
+        world.play([format_key(s) for s in pool] + extra, history)
+        dynamodb, table = make_table_factory(engine, request)()
+        service, reconciler = build(s3, dynamodb, table)
+        ingest_all(service, world)
+        # And a read model that lost items, gained ghosts and has bent aggregates
+        corrupt(dynamodb, table, rng)
+        # When one reconcile runs from a listing
+        reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list", force=True)
+        # Then the read model is P(S3) again, item for item
+        expected = project(list_bucket(s3, BUCKET))
+        actual = view(dynamodb, table)
+        assert actual.segments == expected.segments
+        assert actual.buckets == expected.buckets
+        # And a second run finds nothing to do
+        second = reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list")
+        assert second.partitions_differing == 0
+        dynamodb.delete_table(TableName=table)
+
+
+@pytest.fixture
+def small_world(aws: None, new_table: Any) -> tuple[Any, Any, str, Reconciler, list[str]]:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    dynamodb, table = new_table()
+    service, reconciler = build(s3, dynamodb, table)
+    world = World(s3, BUCKET, random.Random(1))
+    keys = [
+        f"v1/video/cam-a/2026/11/29/10/20261129T1000{i:02d}.000Z_1000_{i:016x}.mp4"
+        for i in range(20)
+    ]
+    for key in keys:
+        world.upload(key, 0)
+    ingest_all(service, world)
+    return s3, dynamodb, table, reconciler, keys
+
+
+def test_an_empty_inventory_does_not_wipe_the_read_model(small_world: Any) -> None:
+    _, dynamodb, table, reconciler, _ = small_world
+    before = scan_items(dynamodb, table)
+    # When a report with no objects (or of another bucket) is reconciled without --force
+    with pytest.raises(ReconcileRefused) as refused:
+        reconciler.run(iter(()), source="inventory")
+    # Then nothing is written and the report says why
+    assert "would remove 20 of 20" in str(refused.value)
+    assert refused.value.report.removal_share == 1.0
+    assert scan_items(dynamodb, table) == before
+
+
+def test_dry_run_reports_and_writes_nothing(small_world: Any) -> None:
+    s3, dynamodb, table, reconciler, keys = small_world
+    s3.delete_object(Bucket=BUCKET, Key=keys[0])  # an event lost
+    before = scan_items(dynamodb, table)
+    report = reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list", dry_run=True)
+    assert (report.partitions_differing, report.entries_removed) == (1, 1)
+    assert report.samples[0] == {"action": "remove", "key": keys[0]}
+    assert scan_items(dynamodb, table) == before
+
+
+def test_a_lagging_inventory_never_removes_live_objects_nor_adds_gone_ones(
+    small_world: Any,
+) -> None:
+    s3, dynamodb, table, reconciler, keys = small_world
+    # Given a read model that missed one object's event (so its partition differs)
+    lost = keys[2].rsplit("/", 1)[1]
+    dynamodb.delete_item(TableName=table, Key={"pk": _ser("g1#seg#cam-a#video"), "sk": _ser(lost)})
+    # And an inventory snapshot taken before an upload and before a delete
+    snapshot = [ListedObject(k, 32, "x") for k in keys]
+    late = "v1/video/cam-a/2026/11/29/10/20261129T103000.000Z_1000_00000000000000ff.mp4"
+    s3.put_object(Bucket=BUCKET, Key=late, Body=b"late")  # created after the snapshot, event lost
+    s3.delete_object(Bucket=BUCKET, Key=keys[1])  # deleted after the snapshot, event lost
+    # When reconcile runs from the stale snapshot
+    reconciler.run(snapshot, source="inventory", force=True)
+    # Then the partition was repaired from S3 itself (LIST + HEAD), not from the snapshot:
+    # the object created since is kept, the one deleted since is not brought back
+    actual = view(dynamodb, table)
+    assert project(list_bucket(s3, BUCKET)).segments == actual.segments
+    assert ("cam-a", "video", late.rsplit("/", 1)[1]) in actual.segments
+    assert ("cam-a", "video", keys[1].rsplit("/", 1)[1]) not in actual.segments
+    assert project(list_bucket(s3, BUCKET)).buckets == actual.buckets

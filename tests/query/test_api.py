@@ -1,0 +1,266 @@
+"""The HTTP API over a real read model (moto and DynamoDB Local) and moto S3."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qs, quote, urlparse
+
+import m3u8
+import pytest
+
+from tests.support.api_world import ApiWorld, at, iso, make_world
+from tests.support.read_model_view import view
+from tests.support.tables import TableFactory
+
+DEVICE = "cam-001"
+
+
+@pytest.fixture
+def world(aws: None, new_table: TableFactory) -> ApiWorld:
+    dynamodb, table = new_table()
+    return make_world(dynamodb, table)
+
+
+def q(**params: str | int) -> str:
+    return "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+
+
+def test_device_totals_and_devices_list(world: ApiWorld) -> None:
+    # Given two devices with video and a sensor sidecar
+    world.put("video", "cam-001", at(29, 10), 10_000, size=300)
+    world.put("video", "cam-001", at(29, 10, 0, 10), 10_000, size=200)
+    world.put("sensor", "cam-001", at(29, 10, 5), 0, size=7)
+    world.put("video", "cam-002", at(28, 8), 5_000, size=50)
+    # When the device and the list are asked for
+    status, body, _ = world.get("/devices/cam-001")
+    # Then totals per kind with first and last start
+    assert status == 200
+    assert body == {
+        "device": "cam-001",
+        "kinds": {
+            "sensor": {
+                "segments": 1,
+                "bytes": 7,
+                "duration_ms": 0,
+                "first_start": iso(at(29, 10, 5)),
+                "last_start": iso(at(29, 10, 5)),
+            },
+            "video": {
+                "segments": 2,
+                "bytes": 500,
+                "duration_ms": 20_000,
+                "first_start": iso(at(29, 10)),
+                "last_start": iso(at(29, 10, 0, 10)),
+            },
+        },
+    }
+    status, page1, _ = world.get("/devices", q(limit=1))
+    assert status == 200 and [d["device"] for d in page1["items"]] == ["cam-001"]
+    status, page2, _ = world.get("/devices", q(limit=1, cursor=page1["next_cursor"]))
+    assert [d["device"] for d in page2["items"]] == ["cam-002"]
+    assert page2["items"][0]["kinds"]["video"]["bytes"] == 50
+
+
+def test_a_device_without_data_is_an_empty_answer(world: ApiWorld) -> None:
+    assert world.get("/devices/cam-404") == (
+        200,
+        {"device": "cam-404", "kinds": {}},
+        {"Content-Type": "application/json"},
+    )
+    status, body, _ = world.get(
+        "/devices/cam-404/segments", q(**{"from": iso(at(29, 0)), "to": iso(at(30, 0))})
+    )
+    assert (status, body) == (200, {"items": [], "next_cursor": None})
+
+
+def test_segments_page_through_every_kind_exactly_once(world: ApiWorld) -> None:
+    # Given 7 entries of three kinds, one starting before the window and running into it
+    early = world.put("video", DEVICE, at(29, 9, 59, 55), 10_000)
+    keys = {early.key}
+    for i in range(4):
+        keys.add(world.put("video", DEVICE, at(29, 10, 0, 5 + i * 10), 10_000).key)
+    keys.add(world.put("sensor", DEVICE, at(29, 10, 0, 7), 0).key)
+    keys.add(world.put("analysis", DEVICE, at(29, 10, 0, 20), 30_000).key)
+    outside = world.put("video", DEVICE, at(29, 11), 10_000)
+    window = {"from": iso(at(29, 10)), "to": iso(at(29, 10, 30))}
+    # When paging with limit 2
+    seen: list[str] = []
+    cursor = None
+    for _ in range(10):
+        params: dict[str, Any] = {**window, "limit": 2}
+        if cursor:
+            params["cursor"] = cursor
+        status, body, _ = world.get(f"/devices/{DEVICE}/segments", q(**params))
+        assert status == 200 and len(body["items"]) <= 2
+        seen += [item["key"] for item in body["items"]]
+        cursor = body["next_cursor"]
+        if cursor is None:
+            break
+    # Then every entry of the window comes exactly once, in start order
+    assert sorted(seen) == sorted(keys) and len(seen) == len(keys)
+    assert outside.key not in seen
+    starts = []
+    for key in seen:
+        starts.append(key.rsplit("/", 1)[1].split("_")[0])
+    assert starts == sorted(starts)
+
+
+def test_kind_filter_and_entry_shape(world: ApiWorld) -> None:
+    seg = world.put("video", DEVICE, at(29, 10), 10_000, size=123)
+    world.put("sensor", DEVICE, at(29, 10), 0)
+    status, body, _ = world.get(
+        f"/devices/{DEVICE}/segments",
+        q(**{"from": iso(at(29, 10)), "to": iso(at(29, 11)), "kind": "video"}),
+    )
+    assert status == 200
+    assert body["items"] == [
+        {
+            "key": seg.key,
+            "kind": "video",
+            "device": DEVICE,
+            "id": seg.id,
+            "start": "2026-11-29T10:00:00.000Z",
+            "end": "2026-11-29T10:00:10.000Z",
+            "duration_ms": 10_000,
+            "size": 123,
+            "etag": body["items"][0]["etag"],
+            "url": None,
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "not-a-cursor",
+        "eyJ2IjoxfQ",  # {"v":1}
+        # a real-looking cursor for another kind / outside the window
+        "eyJhZnRlciI6eyJzZW5zb3IiOiIyMDI2MTEyOVQxMDAwMDAuMDAwWl8wX2FhLmpzb24ifSwidiI6MX0",
+        "eyJhZnRlciI6eyJ2aWRlbyI6IjIwMjQwMTAxVDAwMDAwMC4wMDBaXzEwXzAwLm1wNCJ9LCJ2IjoxfQ",
+        "eyJhZnRlciI6eyJ2aWRlbyI6Ii4uLy4uL290aGVyIn0sInYiOjF9",
+    ],
+)
+def test_a_tampered_cursor_is_refused(world: ApiWorld, cursor: str) -> None:
+    params = {"from": iso(at(29, 10)), "to": iso(at(29, 11)), "kind": "video", "cursor": cursor}
+    status, body, _ = world.get(f"/devices/{DEVICE}/segments", q(**params))
+    assert status == 400 and body["error"]["parameter"] == "cursor"
+
+
+def test_single_segment_has_a_short_presigned_url(world: ApiWorld) -> None:
+    seg = world.put("video", DEVICE, at(29, 10), 10_000)
+    status, body, _ = world.get(f"/devices/{DEVICE}/segments/{seg.id}")
+    assert status == 200 and body["key"] == seg.key
+    query = parse_qs(urlparse(body["url"]).query)
+    assert query["X-Amz-Expires"] == ["900"]
+    assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
+    # And another device cannot reach it by id
+    assert world.get(f"/devices/cam-002/segments/{seg.id}")[0] == 404
+
+
+def test_read_repair_answers_404_once_and_corrects_the_read_model(world: ApiWorld) -> None:
+    # Given a segment whose object was deleted without an event
+    seg = world.put("video", DEVICE, at(29, 10), 10_000, size=40)
+    world.delete(seg, notify=False)
+    # When it is asked for
+    status, body, _ = world.get(f"/devices/{DEVICE}/segments/{seg.id}")
+    # Then 404, and the read model no longer has it, aggregates included
+    assert status == 404 and body["error"]["parameter"] == "id"
+    model = view(world.dynamodb, world.table)
+    assert model.segments == {}
+    assert all(not any(f.values()) for f in model.buckets.values())
+    assert world.get(f"/devices/{DEVICE}")[1]["kinds"] == {}
+    assert world.get(f"/devices/{DEVICE}/segments/{seg.id}")[0] == 404
+
+
+def test_ranges_come_back_whole_across_midnight(world: ApiWorld) -> None:
+    # Given continuous video from 23:00 on the 28th to 01:00 on the 29th (with 500 ms gaps)
+    start = at(28, 23)
+    for i in range(240):
+        world.put("video", DEVICE, start + timedelta(milliseconds=i * 30_500), 30_000)
+    # And a separate clip later on the 29th
+    world.put("video", DEVICE, at(29, 9), 60_000)
+    # When the ranges of the 29th are asked for
+    status, body, _ = world.get(
+        f"/devices/{DEVICE}/ranges",
+        q(**{"from": "2026-11-29T00:00:00Z", "to": "2026-11-30T00:00:00Z"}),
+    )
+    # Then the midnight range comes back whole, not clipped
+    assert status == 200
+    end = start + timedelta(milliseconds=239 * 30_500 + 30_000)
+    assert body["ranges"] == [
+        {"start": iso(start), "end": iso(end)},
+        {"start": iso(at(29, 9)), "end": iso(at(29, 9, 1))},
+    ]
+    assert body["from"] == "2026-11-29T00:00:00.000Z"
+
+
+def test_playlist_is_valid_hls(world: ApiWorld) -> None:
+    world.put("video", DEVICE, at(29, 10), 10_000)
+    world.put("video", DEVICE, at(29, 10, 0, 10), 10_000)
+    world.put("video", DEVICE, at(29, 10, 5), 10_000)  # after a gap
+    world.put("sensor", DEVICE, at(29, 10, 0, 12), 0)  # zero-length sidecar: not in playlist
+    status, text, headers = world.get(
+        f"/devices/{DEVICE}/playlist.m3u8", q(**{"from": iso(at(29, 10)), "to": iso(at(29, 11))})
+    )
+    assert status == 200 and headers["Content-Type"] == "application/vnd.apple.mpegurl"
+    playlist = m3u8.loads(text)
+    assert playlist.is_endlist and playlist.playlist_type == "vod"
+    assert [s.duration for s in playlist.segments] == [10.0, 10.0, 10.0]
+    assert [s.discontinuity for s in playlist.segments] == [False, False, True]
+
+
+def test_playlist_window_longer_than_a_day_is_refused(world: ApiWorld) -> None:
+    status, body, _ = world.get(
+        f"/devices/{DEVICE}/playlist.m3u8",
+        q(**{"from": iso(at(28, 0)), "to": iso(at(29, 0, 0, 0, 1))}),
+    )
+    assert status == 400 and body["error"]["parameter"] == "to"
+
+
+def test_overlays_list_sidecars_with_urls(world: ApiWorld) -> None:
+    world.put("video", DEVICE, at(29, 10), 10_000)
+    sensor = world.put("sensor", DEVICE, at(29, 10, 0, 3), 0)
+    analysis = world.put("analysis", DEVICE, at(29, 10, 0, 1), 5_000)
+    status, body, _ = world.get(
+        f"/devices/{DEVICE}/overlays", q(**{"from": iso(at(29, 10)), "to": iso(at(29, 10, 1))})
+    )
+    assert status == 200
+    assert [i["key"] for i in body["items"]] == [analysis.key, sensor.key]
+    assert all(i["url"].startswith("https://") for i in body["items"])
+
+
+def test_fresh_objects_are_served_before_their_events(world: ApiWorld) -> None:
+    # Given (now = 12:30) an object uploaded a minute ago whose event is still queued,
+    fresh = world.put("video", DEVICE, at(30, 12, 29), 10_000, notify=False)
+    # and one indexed a minute ago but deleted since, its event not processed yet
+    gone = world.put("video", DEVICE, at(30, 12, 28), 10_000)
+    world.delete(gone, notify=False)
+    window = q(**{"from": iso(at(30, 12, 20)), "to": iso(at(30, 12, 30))})
+    # When segments and ranges of the recent window are asked for
+    _, segments, _ = world.get(f"/devices/{DEVICE}/segments", window)
+    _, ranges, _ = world.get(f"/devices/{DEVICE}/ranges", window)
+    # Then S3 decides: the fresh one is there, the deleted one is not
+    assert [i["key"] for i in segments["items"]] == [fresh.key]
+    assert ranges["ranges"] == [{"start": iso(at(30, 12, 29)), "end": iso(at(30, 12, 29, 10))}]
+
+
+def test_calendar_of_a_month(world: ApiWorld) -> None:
+    world.put("video", DEVICE, at(29, 23, 55), 600_000, size=10)  # crosses UTC midnight
+    status, body, _ = world.get(f"/devices/{DEVICE}/calendar", q(month="2026-11", tz="UTC"))
+    assert status == 200 and len(body["days"]) == 30
+    days = {d["date"]: d for d in body["days"]}
+    assert days["2026-11-29"] == {
+        "date": "2026-11-29",
+        "has_video": True,
+        "segments": 1,
+        "bytes": 10,
+        "video_ms": 600_000,
+    }
+    assert days["2026-11-30"]["has_video"] and days["2026-11-30"]["segments"] == 0
+    assert not days["2026-11-28"]["has_video"]
+
+
+def test_openapi_document(world: ApiWorld) -> None:
+    status, body, _ = world.get("/openapi.json")
+    assert status == 200 and "/devices/{device}/calendar" in body["paths"]

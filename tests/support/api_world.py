@@ -1,0 +1,110 @@
+"""A small deployed-like world for API tests: bucket, read model, ingest, API services."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+
+from tests.support import events as ev
+from video_index.aws.clients import S3_CONFIG, Clients
+from video_index.core.keys import SegmentKey, format_key, segment_id
+from video_index.core.settings import Settings
+from video_index.ingest.batches import IngestService
+from video_index.ingest.service import build_ingest_service
+from video_index.query import app as api
+from video_index.query.service import ApiServices, build_api_services
+
+NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+
+
+@dataclass
+class ApiWorld:
+    s3: Any
+    dynamodb: Any
+    table: str
+    ingest: IngestService
+    services: ApiServices
+    sequencer: itertools.count[int] = field(default_factory=lambda: itertools.count(0x1000))
+
+    def put(
+        self,
+        kind: str,
+        device: str,
+        start: datetime,
+        duration_ms: int,
+        *,
+        size: int = 100,
+        notify: bool = True,
+    ) -> SegmentKey:
+        """Upload an object; with ``notify`` its S3 event is ingested too."""
+        body = hashlib.sha256(f"{device}{start}{duration_ms}".encode()).digest()[:1] * size
+        segment = SegmentKey(
+            kind=kind,
+            device=device,
+            start=start,
+            duration_ms=duration_ms,
+            id=segment_id(kind, device, start, duration_ms, body),
+            ext="mp4" if kind == "video" else "json",
+        )
+        etag = self.s3.put_object(Bucket=ev.BUCKET, Key=segment.key, Body=body)["ETag"]
+        if notify:
+            self.notify(
+                ev.s3_record(
+                    segment.key,
+                    size=size,
+                    etag=etag.strip('"'),
+                    sequencer=f"{next(self.sequencer):X}",
+                )
+            )
+        return segment
+
+    def delete(self, segment: SegmentKey, *, notify: bool = True) -> None:
+        self.s3.delete_object(Bucket=ev.BUCKET, Key=segment.key)
+        if notify:
+            self.notify(
+                ev.s3_record(
+                    segment.key,
+                    event_name="ObjectRemoved:Delete",
+                    sequencer=f"{next(self.sequencer):X}",
+                )
+            )
+
+    def notify(self, record: dict[str, Any]) -> None:
+        response = self.ingest.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
+        assert response == {"batchItemFailures": []}
+
+    def get(self, path: str, query: str = "") -> tuple[int, Any, dict[str, str]]:
+        """Call the API like API Gateway does; returns (status, decoded body, headers)."""
+        response = api.app.resolve(ev.http_request(path, query), None)  # type: ignore[arg-type]
+        headers = response.get("headers") or {}
+        body = response["body"]
+        if "json" in headers.get("Content-Type", "application/json"):
+            body = json.loads(body) if body else None
+        return response["statusCode"], body, headers
+
+
+def make_world(dynamodb: Any, table: str, now: datetime = NOW) -> ApiWorld:
+    s3 = boto3.client("s3", config=S3_CONFIG)
+    s3.create_bucket(Bucket=ev.BUCKET)
+    settings = Settings(bucket=ev.BUCKET, table=table)
+    clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))
+    services = build_api_services(settings, clients, clock=now.timestamp)
+    api.configure(lambda: services)
+    return ApiWorld(s3, dynamodb, table, build_ingest_service(settings, clients), services)
+
+
+def at(day: int, hour: int, minute: int = 0, second: int = 0, ms: int = 0) -> datetime:
+    return datetime(2026, 11, day, hour, minute, second, tzinfo=UTC) + timedelta(milliseconds=ms)
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+__all__ = ["NOW", "ApiWorld", "at", "format_key", "iso", "make_world"]
