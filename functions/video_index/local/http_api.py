@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import parse_qsl
@@ -149,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
         except ValueError as exc:
-            self._write(400, [("content-type", "text/plain")], str(exc).encode())
+            self.send_error(400, str(exc))
             return
         event = build_event(
             method=self.command,
@@ -166,6 +167,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(status, headers, payload)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _handle
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The HTTP layer's own errors (a request line over 64 KiB: 414, a malformed request:
+        400) in the API's error shape, as JSON, like every other answer."""
+        reason = message or HTTPStatus(code).phrase
+        body = json.dumps({"error": {"parameter": None, "message": reason}}).encode()
+        self.close_connection = True
+        self._write(code, [("content-type", "application/json")], body)
 
     def __getattr__(self, name: str) -> Any:
         """Any other method (``TRACE``, ``FOO``…) goes to the handler too, which answers

@@ -12,7 +12,7 @@ all of them (docs/api.md):
   missing setting → 503.
 
 Each body is ``{"error": {"parameter", "message"}}``; every status a route can
-answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.error_responses`).
+answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.responses`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from video_index.core.errors import (
     ServiceError,
 )
 from video_index.query import context, routes
-from video_index.query.context import error
+from video_index.query.context import error, responses
 
 logger = Logger(child=True)
 
@@ -128,7 +128,15 @@ def _methods_of(path: str) -> frozenset[str]:
 app.include_router(routes.router)
 
 
-@app.get("/openapi.json")
+@app.get(
+    "/openapi.json",
+    responses=responses(
+        ok={
+            "description": "This document (OpenAPI 3)",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    ),
+)
 def openapi() -> Response[str]:
     return Response(
         status_code=200,

@@ -23,6 +23,7 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     404: "No such device, segment or route",
     405: "The path does not have this method",
     409: "The request conflicts with the current state",
+    414: "The request line is too long (more than 64 KiB)",
     503: "The read model or the segment store is unavailable: retry later",
 }
 
@@ -41,15 +42,20 @@ def services() -> ApiServices:
     return _services()
 
 
-def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
-    """The OpenAPI ``responses`` of a route's error statuses (400 and 503 always)."""
-    return {
-        status: {
+def responses(
+    *statuses: int, success: int = 200, ok: OpenAPIResponse | None = None
+) -> dict[int, OpenAPIResponse]:
+    """A route's OpenAPI ``responses``: its success (by default the route's return model)
+    and its error statuses (400, 414 and 503 always), each with the error body."""
+    documented: dict[int, OpenAPIResponse] = {
+        success: ok or {"description": "Success"},
+    }
+    for status in sorted({400, 414, 503, *statuses}):
+        documented[status] = {
             "description": ERROR_DESCRIPTIONS[status],
             "content": {"application/json": {"model": ErrorBody}},
         }
-        for status in sorted({400, 503, *statuses})
-    }
+    return documented
 
 
 def error(

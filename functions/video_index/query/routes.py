@@ -17,7 +17,7 @@ from video_index.core.keys import KINDS
 from video_index.core.timeunits import iso_ms
 from video_index.query import params
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
-from video_index.query.context import error_responses, services
+from video_index.query.context import responses, services
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
     CalendarDayOut,
@@ -68,7 +68,7 @@ def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
     )
 
 
-@router.get("/devices", responses=error_responses())
+@router.get("/devices", responses=responses())
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
@@ -80,13 +80,13 @@ def list_devices(
     )
 
 
-@router.get("/devices/<device>", responses=error_responses())
+@router.get("/devices/<device>", responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
     return _totals_out(device, services().queries.device_totals(device))
 
 
-@router.get("/devices/<device>/calendar", responses=error_responses())
+@router.get("/devices/<device>/calendar", responses=responses())
 def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC") -> CalendarOut:
     device = params.device(device)
     year, month_number = parse_month(month or "")
@@ -112,7 +112,7 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
     )
 
 
-@router.get("/devices/<device>/ranges", responses=error_responses())
+@router.get("/devices/<device>/ranges", responses=responses())
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
@@ -125,7 +125,7 @@ def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = Non
     )
 
 
-@router.get("/devices/<device>/segments", responses=error_responses())
+@router.get("/devices/<device>/segments", responses=responses())
 def list_segments(
     device: str,
     from_: params.FromTime = None,
@@ -142,7 +142,7 @@ def list_segments(
     return SegmentPage(items=[_segment_out(e) for e in page.items], next_cursor=page.next_cursor)
 
 
-@router.get("/devices/<device>/segments/<segment_id>", responses=error_responses(404))
+@router.get("/devices/<device>/segments/<segment_id>", responses=responses(404))
 def get_segment(device: str, segment_id: str) -> SegmentOut:
     device = params.device(device)
     segment_id = params.segment_id(segment_id)
@@ -153,13 +153,12 @@ def get_segment(device: str, segment_id: str) -> SegmentOut:
 
 @router.get(
     "/devices/<device>/playlist.m3u8",
-    responses={
-        200: {
+    responses=responses(
+        ok={
             "description": "An HLS VOD media playlist (RFC 8216)",
             "content": {CONTENT_TYPE: {"schema": {"type": "string"}}},
-        },
-        **error_responses(),
-    },
+        }
+    ),
 )
 def get_playlist(
     device: str, from_: params.FromTime = None, to: params.Time = None
@@ -175,7 +174,7 @@ def get_playlist(
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
 
 
-@router.get("/devices/<device>/overlays", responses=error_responses())
+@router.get("/devices/<device>/overlays", responses=responses())
 def list_overlays(
     device: str,
     from_: params.FromTime = None,
