@@ -1,8 +1,8 @@
 """Clients -> read model: the HTTP API, its Lambda, authorization, throttling, access logs.
 
 Wiring of docs/api.md: one API Gateway HTTP API with exactly the paths the resolver
-documents, each with method ``ANY`` (no ``$default`` catch-all, so an unknown path is
-answered by API Gateway and never invokes the function), every route behind the
+documents, each with every method but ``OPTIONS`` (no ``$default`` catch-all, so an
+unknown path is answered by API Gateway and never invokes the function), every route behind the
 authorizer chosen at deploy time (``api_auth``: IAM/SigV4 by default, or JWT). The
 Lambda gets exactly the permissions the handler uses, written out here instead of the
 ``grant_*`` helpers, so a review of this file is a review of its privileges.
@@ -21,20 +21,34 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.nag import segment_objects_acknowledgment
-from infra.python_function import PythonFunction, python_function, segment_read_statements
+from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
+from infra.python_function import (
+    PythonFunction,
+    derived_media_statement,
+    python_function,
+    segment_read_statements,
+)
 from infra.settings import API_AUTH_JWT, StackSettings
 from video_index.core.contract import (
     API_HANDLER,
     API_SERVICE_NAME,
+    CORS_ALLOWED_HEADERS,
+    CORS_ALLOWED_METHODS,
+    CORS_EXPOSED_HEADERS,
+    CORS_MAX_AGE_SECONDS,
     ENV_BUCKET,
+    ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
+    ENV_MAX_EXPORT_BYTES,
     ENV_PRESIGN_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
+    EXPORTS_PREFIX,
+    RENDITIONS_PREFIX,
 )
 from video_index.core.table_schema import ID_INDEX
 
@@ -42,13 +56,25 @@ from video_index.core.table_schema import ID_INDEX
 def route_paths() -> list[str]:
     """Every path the API documents (docs/api.md), read from the resolver itself.
 
-    Each is routed with method ``ANY`` to the one function, which answers the
-    methods a path has and 405 for the others (as ``video-index local`` does).
+    Each is routed with every method but ``OPTIONS`` to the one function, which
+    answers the methods a path has and 405 for the others (as ``video-index local``
+    does); ``OPTIONS`` stays with API Gateway, which answers CORS preflights itself
+    (an authorized ``ANY`` route would send them to the authorizer and fail them).
     """
     from video_index.query.app import route_methods
 
     return sorted(route_methods())
 
+
+#: Every method a route forwards to the function (``OPTIONS``: see :func:`route_paths`).
+ROUTED_METHODS: Final = (
+    apigwv2.HttpMethod.GET,
+    apigwv2.HttpMethod.HEAD,
+    apigwv2.HttpMethod.POST,
+    apigwv2.HttpMethod.PUT,
+    apigwv2.HttpMethod.PATCH,
+    apigwv2.HttpMethod.DELETE,
+)
 
 #: Read-model reads of every route: one item by key, or a key-range query.
 READ_MODEL_READ_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
@@ -90,9 +116,12 @@ class QueryApi(Construct):
         settings: StackSettings,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
+        export_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
-        lambda_function = self._function(settings=settings, bucket=bucket, table=table)
+        lambda_function = self._function(
+            settings=settings, bucket=bucket, table=table, export_queue=export_queue
+        )
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
         self.function = lambda_function.function
@@ -108,12 +137,17 @@ class QueryApi(Construct):
             "HttpApi",
             api_name=settings.api_name,
             description="video-index: segments, calendars, ranges and playlists of camera video",
+            cors_preflight=self._cors(settings),
         )
-        integration = integrations.HttpLambdaIntegration("Function", self.function)
+        # One invoke permission for the whole API, not one per route: ~70 route-scoped
+        # statements would pass Lambda's 20 KB resource-policy limit and fail the deploy.
+        integration = integrations.HttpLambdaIntegration(
+            "Function", self.function, scope_permission_to_route=False
+        )
         for path in route_paths():
             self.http_api.add_routes(
                 path=path,
-                methods=[apigwv2.HttpMethod.ANY],
+                methods=list(ROUTED_METHODS),
                 integration=integration,
                 authorizer=self.authorizer,
             )
@@ -130,7 +164,12 @@ class QueryApi(Construct):
     # --- resources ---------------------------------------------------------------------------
 
     def _function(
-        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
+        self,
+        *,
+        settings: StackSettings,
+        bucket: s3.IBucket,
+        table: dynamodb.ITable,
+        export_queue: sqs.IQueue,
     ) -> PythonFunction:
         """The API Lambda; its role has only what the handler does."""
         statements = [
@@ -153,11 +192,29 @@ class QueryApi(Construct):
             # HEAD checks that a segment still exists; presigned GET URLs are signed with
             # this role; the freshness merge lists recent hour prefixes under v1/.
             *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
+            # Renditions made on first use; export jobs written and read, clips presigned.
+            derived_media_statement(
+                bucket,
+                "ReadWriteDerivedMedia",
+                ["s3:GetObject", "s3:PutObject"],
+                [RENDITIONS_PREFIX, EXPORTS_PREFIX],
+            ),
+            iam.PolicyStatement(
+                sid="QueueExports",
+                actions=["sqs:SendMessage"],
+                resources=[export_queue.queue_arn],
+            ),
         ]
         acknowledgments = [
             segment_objects_acknowledgment(
                 bucket, "Only s3:GetObject (HEAD and presigned GET of segments)."
-            )
+            ),
+            derived_objects_acknowledgment(
+                bucket, RENDITIONS_PREFIX, "A rendition is made on the first request for it."
+            ),
+            derived_objects_acknowledgment(
+                bucket, EXPORTS_PREFIX, "Export jobs are written and read by their id."
+            ),
         ]
         return python_function(
             self,
@@ -175,9 +232,24 @@ class QueryApi(Construct):
                 ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
                 ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
                 ENV_FRESH_WINDOW_SECONDS: str(settings.fresh_window_seconds),
+                ENV_EXPORT_QUEUE_URL: export_queue.queue_url,
+                ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
             },
             statements=statements,
             acknowledgments=acknowledgments,
+        )
+
+    @staticmethod
+    def _cors(settings: StackSettings) -> apigwv2.CorsPreflightOptions | None:
+        """CORS for the configured viewer origins only (none: no browser page may call)."""
+        if not settings.cors_origins:
+            return None
+        return apigwv2.CorsPreflightOptions(
+            allow_origins=list(settings.cors_origins),
+            allow_methods=[apigwv2.CorsHttpMethod(m) for m in CORS_ALLOWED_METHODS],
+            allow_headers=list(CORS_ALLOWED_HEADERS),
+            expose_headers=list(CORS_EXPOSED_HEADERS),
+            max_age=Duration.seconds(CORS_MAX_AGE_SECONDS),
         )
 
     def _authorizer(self, settings: StackSettings) -> apigwv2.IHttpRouteAuthorizer:

@@ -17,12 +17,17 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.nag import segment_objects_acknowledgment
-from infra.python_function import PythonFunction, python_function, segment_read_statements
-from infra.settings import DLQ_RETENTION_DAYS, StackSettings
+from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
+from infra.python_function import (
+    PythonFunction,
+    derived_media_statement,
+    python_function,
+    segment_read_statements,
+)
+from infra.queues import work_queue
+from infra.settings import StackSettings
 from video_index.core.contract import (
     ENV_BUCKET,
     ENV_DLQ_URL,
@@ -32,6 +37,7 @@ from video_index.core.contract import (
     INDEXED_PREFIX,
     INGEST_HANDLER,
     INGEST_SERVICE_NAME,
+    RENDITIONS_PREFIX,
 )
 
 #: S3 events that change the set of objects under ``v1/`` (docs/ingest.md).
@@ -70,18 +76,10 @@ class IngestPipeline(Construct):
         table: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue = self._dead_letter_queue()
-        self.queue = sqs.Queue(
-            self,
-            "Queue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            visibility_timeout=Duration.seconds(settings.queue_visibility_timeout_seconds),
-            retention_period=Duration.days(settings.queue_retention_days),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=settings.max_receive_count
-            ),
+        queues = work_queue(
+            self, settings, visibility_timeout_seconds=settings.queue_visibility_timeout_seconds
         )
+        self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
         lambda_function = self._function(settings=settings, bucket=bucket, table=table)
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
@@ -102,15 +100,6 @@ class IngestPipeline(Construct):
 
     # --- resources ---------------------------------------------------------------------------
 
-    def _dead_letter_queue(self) -> sqs.Queue:
-        return sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-        )
-
     def _function(
         self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
     ) -> PythonFunction:
@@ -127,6 +116,16 @@ class IngestPipeline(Construct):
             ),
             # HEAD decides the current state of a key when an event has no sequencer.
             *segment_read_statements(bucket),
+            # The media probe reads the first bytes of the very version an event names.
+            iam.PolicyStatement(
+                sid="ProbeSegmentVersions",
+                actions=["s3:GetObjectVersion"],
+                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+            # A rendition goes when its source goes (docs/playback.md).
+            derived_media_statement(
+                bucket, "RemoveRenditions", ["s3:DeleteObject"], [RENDITIONS_PREFIX]
+            ),
             # The handler parks malformed messages in the DLQ itself.
             iam.PolicyStatement(
                 sid="ParkMalformedMessages",
@@ -134,7 +133,12 @@ class IngestPipeline(Construct):
                 resources=[self.dead_letter_queue.queue_arn],
             ),
         ]
-        acknowledgments = [segment_objects_acknowledgment(bucket, "Only s3:GetObject (HEAD).")]
+        acknowledgments = [
+            segment_objects_acknowledgment(
+                bucket, "Only s3:GetObject (HEAD) and s3:GetObjectVersion (the media probe)."
+            ),
+            derived_objects_acknowledgment(bucket, RENDITIONS_PREFIX, "Only s3:DeleteObject."),
+        ]
         return python_function(
             self,
             settings=settings,

@@ -72,7 +72,7 @@ class Monitoring(Construct):
         construct_id: str,
         *,
         settings: StackSettings,
-        dead_letter_queue: sqs.IQueue,
+        dead_letter_queues: dict[str, sqs.IQueue],
         ingest_function: lambda_.IFunction,
         reconcile_state_machine: sfn.IStateMachine,
         rebuild_state_machine: sfn.IStateMachine,
@@ -80,14 +80,23 @@ class Monitoring(Construct):
         super().__init__(scope, construct_id)
         self.alarm_topic = AlarmTopic(self, "Alarms", settings=settings)
         self.topic = self.alarm_topic.topic
-        self.dlq_alarm = self._alarm(
-            "DeadLetterQueueNotEmpty",
-            "S3 events could not be applied to the read model and were parked in the "
-            "DLQ. Inspect, fix, then redrive (or run reconcile).",
-            dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
-        )
+        meaning = {
+            "Ingest": "S3 events could not be applied to the read model and were parked in "
+            "the DLQ. Inspect, fix, then redrive (or run reconcile).",
+            "Export": "Export jobs kept failing for a transient reason and were parked in the "
+            "DLQ. Inspect, then redrive.",
+        }
+        self.dlq_alarms = {
+            name: self._alarm(
+                "DeadLetterQueueNotEmpty" if name == "Ingest" else f"{name}DeadLetterQueueNotEmpty",
+                meaning[name],
+                queue.metric_approximate_number_of_messages_visible(
+                    period=Duration.minutes(1), statistic="Maximum"
+                ),
+            )
+            for name, queue in dead_letter_queues.items()
+        }
+        self.dlq_alarm = self.dlq_alarms["Ingest"]
         self.ingest_errors_alarm = self._alarm(
             "IngestFunctionErrors",
             "The ingest Lambda crashed or timed out (per-record failures are reported "

@@ -26,3 +26,14 @@ def segment_objects_acknowledgment(bucket: IConstruct, reason: str) -> Acknowled
             f"to the indexed {INDEXED_PREFIX} prefix. {reason}"
         ),
     )
+
+
+def derived_objects_acknowledgment(bucket: IConstruct, prefix: str, reason: str) -> Acknowledgment:
+    """AwsSolutions-IAM5 for permissions on derived media under ``prefix*`` (outside ``v1/``)."""
+    return Acknowledgment(
+        id=f"AwsSolutions-IAM5[Resource::<{logical_id(bucket)}.Arn>/{prefix}*]",
+        reason=(
+            f"Derived media objects under {prefix} are named per source key or per job at run "
+            f"time; the wildcard is confined to that prefix, outside the indexed tree. {reason}"
+        ),
+    )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Size, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -91,6 +91,7 @@ def python_function(
     statements: Sequence[iam.PolicyStatement],
     acknowledgments: Sequence[Acknowledgment] = (),
     role_description: str | None = None,
+    ephemeral_storage: Size | None = None,
 ) -> PythonFunction:
     """Add a video-index Python Lambda, its log group and its execution role to ``scope``.
 
@@ -144,6 +145,7 @@ def python_function(
         tracing=lambda_.Tracing.ACTIVE,
         timeout=timeout,
         memory_size=memory_size,
+        ephemeral_storage_size=ephemeral_storage,
         role=role,
         log_group=log_group,
         environment={
@@ -178,3 +180,15 @@ def segment_read_statements(
             resources=[bucket.bucket_arn],
         ),
     ]
+
+
+def derived_media_statement(
+    bucket: s3.IBucket, sid: str, actions: Sequence[str], prefixes: Sequence[str]
+) -> iam.PolicyStatement:
+    """``actions`` on the derived media under ``prefixes`` of the segment bucket
+    (renditions, exports: outside ``v1/``, so never on the source of truth)."""
+    return iam.PolicyStatement(
+        sid=sid,
+        actions=list(actions),
+        resources=[bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes],
+    )

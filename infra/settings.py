@@ -27,6 +27,7 @@ from video_index.core.keys import KINDS
 from video_index.core.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,
     DEFAULT_GAP_TOLERANCE_MS,
+    DEFAULT_MAX_EXPORT_BYTES,
     DEFAULT_MAX_REMOVE_SHARE,
     DEFAULT_PRESIGN_SECONDS,
     DEFAULT_TOMBSTONE_DAYS,
@@ -101,6 +102,7 @@ LOG_RETENTION: Final[Mapping[int, logs.RetentionDays]] = {
 _BUCKET_NAME_RE: Final = re.compile(r"^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _EMAIL_RE: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STACK_NAME_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
+_ORIGIN_RE: Final = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
 
 
 class SettingsError(ValueError):
@@ -164,6 +166,15 @@ class StackSettings:
     presign_seconds: int = DEFAULT_PRESIGN_SECONDS
     #: How far back the API merges an S3 listing into read-model answers (docs/api.md freshness).
     fresh_window_seconds: int = DEFAULT_FRESH_WINDOW_SECONDS
+    #: Origins of the web pages allowed to call the API and play the bucket's video
+    #: (CORS), comma-separated, e.g. ``https://viewer.example.com``; none by default.
+    viewer_origins: str | None = None
+    #: Clip exports (docs/playback.md): days an export is kept, the export Lambda's
+    #: memory and ephemeral storage, and the largest export (the sum of its files).
+    export_retention_days: int = 7
+    export_memory_mb: int = 3008
+    export_ephemeral_storage_mb: int = 10240
+    max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES
     #: When the reconcile state machine runs (EventBridge Scheduler expression, UTC). It
     #: also runs whenever a new inventory report lands.
     reconcile_schedule: str = "cron(30 4 * * ? *)"
@@ -223,6 +234,11 @@ class StackSettings:
     def api_name(self) -> str:
         """Name of the HTTP API: the stack's name, so several stacks stay apart in the console."""
         return f"{self.stack_name}-api"
+
+    @property
+    def cors_origins(self) -> tuple[str, ...]:
+        """The allowed viewer origins (``viewer_origins`` split at commas)."""
+        return _split_list(self.viewer_origins)
 
     @property
     def api_jwt_audiences(self) -> tuple[str, ...]:
@@ -305,6 +321,13 @@ class StackSettings:
         _check_range("api_memory_mb", self.api_memory_mb, 128, 10240)
         _check_range("presign_seconds", self.presign_seconds, 1, MAX_PRESIGN_SECONDS)
         _check_range("fresh_window_seconds", self.fresh_window_seconds, 1, MAX_FRESH_WINDOW_SECONDS)
+        for origin in self.cors_origins:
+            if not _ORIGIN_RE.fullmatch(origin):
+                _fail("viewer_origins", f"{origin!r} is not an origin like https://host[:port]")
+        _check_range("export_retention_days", self.export_retention_days, 1)
+        _check_range("export_memory_mb", self.export_memory_mb, 128, 10240)
+        _check_range("export_ephemeral_storage_mb", self.export_ephemeral_storage_mb, 512, 10240)
+        _check_range("max_export_bytes", self.max_export_bytes, 1)
 
     def _validate_reconcile(self) -> None:
         if not _SCHEDULE_RE.fullmatch(self.reconcile_schedule):

@@ -12,6 +12,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.api import QueryApi
+from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild
@@ -43,12 +44,16 @@ class VideoIndexStack(Stack):
             bucket=self.storage.bucket,
             table=self.read_model.table,
         )
+        self.exports = ExportPipeline(
+            self, "Exports", settings=settings, bucket=self.storage.bucket
+        )
         self.api = QueryApi(
             self,
             "Api",
             settings=settings,
             bucket=self.storage.bucket,
             table=self.read_model.table,
+            export_queue=self.exports.queue,
         )
         self.reconcile = ReconcileAndRebuild(
             self,
@@ -61,7 +66,10 @@ class VideoIndexStack(Stack):
             self,
             "Monitoring",
             settings=settings,
-            dead_letter_queue=self.ingest.dead_letter_queue,
+            dead_letter_queues={
+                "Ingest": self.ingest.dead_letter_queue,
+                "Export": self.exports.dead_letter_queue,
+            },
             ingest_function=self.ingest.function,
             reconcile_state_machine=self.reconcile.reconcile_state_machine,
             rebuild_state_machine=self.reconcile.rebuild_state_machine,

@@ -15,7 +15,15 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.settings import StackSettings
-from video_index.core.contract import INDEXED_PREFIX, INVENTORY_ID, INVENTORY_PREFIX
+from video_index.core.contract import (
+    CORS_EXPOSED_HEADERS,
+    CORS_MAX_AGE_SECONDS,
+    EXPORTS_PREFIX,
+    INDEXED_PREFIX,
+    INVENTORY_ID,
+    INVENTORY_PREFIX,
+    RENDITIONS_PREFIX,
+)
 
 #: Fields reconcile needs from an inventory row besides the key (docs/read-model.md: size, etag,
 #: last_modified). Fewer fields make smaller, cheaper reports.
@@ -114,6 +122,7 @@ class SegmentStorage(Construct):
             ],
             # The source of truth: never deleted together with the stack.
             removal_policy=RemovalPolicy.RETAIN,
+            cors=self._cors_rules(settings),
         )
         self.inventory_prefix = INVENTORY_PREFIX
         self.inventory_id = INVENTORY_ID
@@ -133,6 +142,22 @@ class SegmentStorage(Construct):
         return f"s3://{self.reports_bucket.bucket_name}/{self.inventory_destination_prefix}"
 
     @staticmethod
+    def _cors_rules(settings: StackSettings) -> list[s3.CorsRule] | None:
+        """Pages on the configured viewer origins may GET (with ``Range``) what the API's
+        presigned URLs point at; no other origin may read the responses (docs/playback.md)."""
+        if not settings.cors_origins:
+            return None
+        return [
+            s3.CorsRule(
+                allowed_origins=list(settings.cors_origins),
+                allowed_methods=[s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+                allowed_headers=["range", "authorization"],
+                exposed_headers=list(CORS_EXPOSED_HEADERS),
+                max_age=CORS_MAX_AGE_SECONDS,
+            )
+        ]
+
+    @staticmethod
     def _segment_lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
         """Retention per kind by prefix, the undelete window, and multipart cleanup.
 
@@ -148,6 +173,22 @@ class SegmentStorage(Construct):
             )
             for kind, days in settings.retention_days.items()
         ]
+        # Derived media (docs/playback.md): a rendition lives as long as video may, an
+        # export for its own short while.
+        rules.append(
+            s3.LifecycleRule(
+                id="expire-renditions",
+                prefix=RENDITIONS_PREFIX,
+                expiration=Duration.days(settings.retention_days_video),
+            )
+        )
+        rules.append(
+            s3.LifecycleRule(
+                id="expire-exports",
+                prefix=EXPORTS_PREFIX,
+                expiration=Duration.days(settings.export_retention_days),
+            )
+        )
         rules.append(
             s3.LifecycleRule(
                 id="undelete-window",

@@ -41,6 +41,7 @@ from tests.support.local_stack import (
     queue_depth,
     start_local,
 )
+from tests.support.media import clip
 
 # --- end to end ----------------------------------------------------------------------------
 
@@ -455,9 +456,9 @@ def test_worker_follows_lambdas_rules_for_batch_responses() -> None:
 def test_an_upload_through_the_cli_reaches_the_api(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
-    # Given a segment file a camera recorded two days ago
+    # Given a (progressive) MP4 a camera recorded two days ago
     segment = tmp_path / "clip.mp4"
-    segment.write_bytes(b"\x00\x00\x00\x18ftypmp42" * 500)
+    segment.write_bytes(clip("mp4"))
     start = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
     argv = [
         sys.executable,
@@ -498,6 +499,9 @@ def test_an_upload_through_the_cli_reaches_the_api(
     else:
         raise AssertionError(f"the upload never reached the API: {body}")
     assert local_stack.get("/devices/cam-cli")[1]["kinds"]["video"]["segments"] == 1
+    # And it was stored fragmented, so it streams as it is
+    (item,) = body["items"]
+    assert (item["container"], item["playable"]) == ("fmp4", True)
 
 
 def test_demo_once_prints_calendars_and_exits_0(tmp_path: Path) -> None:

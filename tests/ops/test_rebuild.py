@@ -23,6 +23,8 @@ from video_index.aws.store import ReadModelStore
 from video_index.core.keys import KEY_PREFIX, SegmentKey
 from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor
+from video_index.media.exports import Exports
+from video_index.media.renditions import Renditions
 from video_index.ops.rebuild import Rebuilder, RebuildInProgress, partitions_of
 from video_index.query import app as api
 from video_index.query.queries import Queries
@@ -38,6 +40,10 @@ def key(i: int) -> str:
     return SegmentKey(
         kind="video", device="cam-a", start=start, duration_ms=10_000, id=f"{i:016x}", ext="mp4"
     ).key
+
+
+def _no_exports(export_id: str) -> None:
+    raise AssertionError(f"unexpected export {export_id}")
 
 
 class Setup:
@@ -68,7 +74,9 @@ class Setup:
             fresh_window_ms=0,
             generation_ttl_seconds=0.05,
         )
-        services = ApiServices(queries, lambda k: k)
+        # Exports are not exercised here: nothing may be queued.
+        exports = Exports(objects, enqueue=_no_exports, max_bytes=0)
+        services = ApiServices(queries, lambda k: k, Renditions(objects), exports)
         api.configure(lambda: services)
 
     def upload(self, i: int) -> None:

@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import m3u8
 import pytest
 
+from tests.support import events as ev
 from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
@@ -107,7 +108,7 @@ def test_segments_page_through_every_kind_exactly_once(world: ApiWorld) -> None:
 
 
 def test_kind_filter_and_entry_shape(world: ApiWorld) -> None:
-    seg = world.put("video", DEVICE, at(29, 10), 10_000, size=123)
+    seg = world.put("video", DEVICE, at(29, 10), 10_000, media="fmp4")
     world.put("sensor", DEVICE, at(29, 10), 0)
     status, body, _ = world.get(
         f"/devices/{DEVICE}/segments",
@@ -123,9 +124,11 @@ def test_kind_filter_and_entry_shape(world: ApiWorld) -> None:
             "start": "2026-11-29T10:00:00.000Z",
             "end": "2026-11-29T10:00:10.000Z",
             "duration_ms": 10_000,
-            "size": 123,
+            "size": world.s3.head_object(Bucket=ev.BUCKET, Key=seg.key)["ContentLength"],
             "etag": body["items"][0]["etag"],
             "url": None,
+            "container": "fmp4",
+            "playable": True,
         }
     ]
 
@@ -196,10 +199,11 @@ def test_ranges_come_back_whole_across_midnight(world: ApiWorld) -> None:
 
 
 def test_playlist_is_valid_hls(world: ApiWorld) -> None:
-    world.put("video", DEVICE, at(29, 10), 10_000)
-    world.put("video", DEVICE, at(29, 10, 0, 10), 10_000)
-    world.put("video", DEVICE, at(29, 10, 5), 10_000)  # after a gap
-    world.put("sensor", DEVICE, at(29, 10, 0, 12), 0)  # zero-length sidecar: not in playlist
+    starts = [at(29, 10), at(29, 10, 0, 10), at(29, 10, 5)]  # the last after a gap
+    for start in starts:
+        world.put("video", DEVICE, start, 10_000, media="ts")
+    world.put("video", DEVICE, at(29, 10, 0, 30), 10_000)  # not a video: not in the playlist
+    world.put("sensor", DEVICE, at(29, 10, 0, 12), 0)  # a sidecar: not in the playlist
     status, text, headers = world.get(
         f"/devices/{DEVICE}/playlist.m3u8", q(**{"from": iso(at(29, 10)), "to": iso(at(29, 11))})
     )
@@ -207,7 +211,9 @@ def test_playlist_is_valid_hls(world: ApiWorld) -> None:
     playlist = m3u8.loads(text)
     assert playlist.is_endlist and playlist.playlist_type == "vod"
     assert [s.duration for s in playlist.segments] == [10.0, 10.0, 10.0]
-    assert [s.discontinuity for s in playlist.segments] == [False, False, True]
+    # every file is its own encoder session: a discontinuity and its own wall-clock time
+    assert [s.discontinuity for s in playlist.segments] == [False, True, True]
+    assert [s.program_date_time for s in playlist.segments] == starts
 
 
 def test_playlist_window_longer_than_a_day_is_refused(world: ApiWorld) -> None:

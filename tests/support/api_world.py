@@ -12,11 +12,13 @@ from typing import Any
 import boto3
 
 from tests.support import events as ev
+from tests.support.media import video_with
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.ingest.batches import IngestService
 from video_index.ingest.service import build_ingest_service
+from video_index.media.synthetic import ContainerName
 from video_index.query import app as api
 from video_index.query.service import ApiServices, build_api_services
 
@@ -40,24 +42,32 @@ class ApiWorld:
         duration_ms: int,
         *,
         size: int = 100,
+        media: ContainerName | None = None,
         notify: bool = True,
     ) -> SegmentKey:
-        """Upload an object; with ``notify`` its S3 event is ingested too."""
-        body = hashlib.sha256(f"{device}{start}{duration_ms}".encode()).digest()[:1] * size
+        """Upload an object; with ``notify`` its S3 event is ingested too.
+
+        The body is ``size`` filler bytes, or with ``media`` ("ts" or "fmp4") a real,
+        playable video of its own size (``size`` is then ignored)."""
+        tag = f"{device}{start}{duration_ms}".encode()
+        body = hashlib.sha256(tag).digest()[:1] * size
+        ext = "mp4" if kind == "video" else "json"
+        if media is not None:
+            body, ext = video_with(media, tag), "ts" if media == "ts" else "mp4"
         segment = SegmentKey(
             kind=kind,
             device=device,
             start=start,
             duration_ms=duration_ms,
             id=segment_id(kind, device, start, duration_ms, body),
-            ext="mp4" if kind == "video" else "json",
+            ext=ext,
         )
         etag = self.s3.put_object(Bucket=ev.BUCKET, Key=segment.key, Body=body)["ETag"]
         if notify:
             self.notify(
                 ev.s3_record(
                     segment.key,
-                    size=size,
+                    size=len(body),
                     etag=etag.strip('"'),
                     sequencer=f"{next(self.sequencer):X}",
                 )

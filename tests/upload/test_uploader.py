@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
+from tests.support.media import clip, fmp4_with
 from video_index.cli import upload as upload_cli
 from video_index.cli.main import main
 from video_index.core.keys import SegmentKey, format_key, parse_key, segment_id, segment_id_hasher
@@ -44,7 +45,8 @@ from video_index.upload.retry import BACKOFF_CAP_S
 
 BUCKET = "video-index-test-segments"
 START = datetime(2026, 11, 30, 12, tzinfo=UTC)
-CONTENT = b"\x00\x00\x00\x18ftypmp42 a ten second segment"
+CONTENT = fmp4_with(b"a ten second segment")
+TS_CONTENT = clip("ts")
 #: Multipart from 5 MiB + 1 byte, in 5 MiB parts (S3's minimum for all but the last).
 SMALL_MULTIPART = {"multipart_threshold": MIN_PART_SIZE + 1, "part_size": MIN_PART_SIZE}
 
@@ -64,9 +66,8 @@ def expected_key(content: bytes, ext: str = "mp4", **overrides: Any) -> str:
 
 
 def big_content(seed: int = 1, size: int = MIN_PART_SIZE + 2) -> bytes:
-    """Deterministic content just above the small multipart threshold (two parts)."""
-    block = hashlib.sha256(str(seed).encode()).digest()
-    return (block * (size // len(block) + 1))[:size]
+    """A valid fMP4 just above the small multipart threshold (two parts), one per seed."""
+    return fmp4_with(hashlib.sha256(str(seed).encode()).digest(), size)
 
 
 def write_file(folder: Path, name: str, content: bytes) -> Path:
@@ -224,10 +225,10 @@ def test_start_in_another_zone_is_keyed_in_utc(s3: Any) -> None:
     local = START.astimezone(timezone(timedelta(hours=2)))
 
     # When bytes are uploaded with it
-    result = upload_segment(s3, BUCKET, CONTENT, **segment(start=local), ext="ts")
+    result = upload_segment(s3, BUCKET, TS_CONTENT, **segment(start=local), ext="ts")
 
     # Then the key is the one of the same instant in UTC
-    assert result.key == expected_key(CONTENT, ext="ts")
+    assert result.key == expected_key(TS_CONTENT, ext="ts")
     assert "/2026/11/30/12/20261130T120000.000Z_" in result.key
 
 
@@ -799,17 +800,17 @@ def fill_directory(folder: Path, s3: Any) -> dict[str, bytes]:
     """Two good segments, a conflicting one, a badly named file, a hidden file, a
     subdirectory and a well-named file with a duration out of range."""
     files = {
-        "20261130T120000.000Z_10000.mp4": b"first segment",
-        "20261130T120010.000Z_10000.mp4": b"second segment",
-        "20261130T120020.000Z_10000.mp4": b"conflicting segment",
+        "20261130T120000.000Z_10000.mp4": fmp4_with(b"first segment"),
+        "20261130T120010.000Z_10000.mp4": fmp4_with(b"second segment"),
+        "20261130T120020.000Z_10000.mp4": fmp4_with(b"conflicting segment"),
         "notes.txt": b"not a segment",
         ".DS_Store": b"",
-        "20261130T120030.000Z_0.mp4": b"zero-length video",
+        "20261130T120030.000Z_0.mp4": fmp4_with(b"zero-length video"),
     }
     for name, content in files.items():
         write_file(folder, name, content)
     (folder / "nested").mkdir()
-    taken = expected_key(b"conflicting segment", start=START + timedelta(seconds=20))
+    taken = expected_key(fmp4_with(b"conflicting segment"), start=START + timedelta(seconds=20))
     s3.put_object(Bucket=BUCKET, Key=taken, Body=b"something else")
     return files
 
@@ -843,7 +844,7 @@ def test_directory_mode_reports_every_file_and_one_bad_file_stops_nothing(
     )
     second = by_name["20261130T120010.000Z_10000.mp4"]
     assert second.key == expected_key(files[Path(second.path).name], start=START.replace(second=10))
-    assert object_bytes(s3, str(second.key)) == b"second segment"
+    assert object_bytes(s3, str(second.key)) == fmp4_with(b"second segment")
 
 
 def test_directory_manifest_gives_start_and_duration_of_other_names(

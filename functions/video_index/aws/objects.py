@@ -123,18 +123,31 @@ class ObjectStore:
 
     # -- content ---------------------------------------------------------------------------
 
-    def open(self, key: str, byte_range: tuple[int, int] | None = None) -> Any:
-        """The streaming body of the key (``byte_range``: first and last byte, inclusive)."""
+    def open(
+        self,
+        key: str,
+        byte_range: tuple[int, int] | None = None,
+        version_id: str | None = None,
+    ) -> Any:
+        """The streaming body of the key (``byte_range``: first and last byte, inclusive;
+        ``version_id``: that version rather than the current one)."""
         request: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if byte_range is not None:
             request["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+        if version_id is not None and version_id != "null":
+            request["VersionId"] = version_id
         try:
             return self.client.get_object(**request)["Body"]
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 GET {self.uri(key)}") from exc
 
-    def get_bytes(self, key: str, byte_range: tuple[int, int] | None = None) -> bytes:
-        body = self.open(key, byte_range)
+    def get_bytes(
+        self,
+        key: str,
+        byte_range: tuple[int, int] | None = None,
+        version_id: str | None = None,
+    ) -> bytes:
+        body = self.open(key, byte_range, version_id)
         try:
             return bytes(body.read())
         except BotoCoreError as exc:
@@ -161,6 +174,35 @@ class ObjectStore:
         """Write ``document`` as JSON; returns its location as Step Functions names it."""
         self.put_bytes(key, json.dumps(document, default=str).encode(), "application/json")
         return {"Bucket": self.bucket, "Key": key}
+
+    def put_file(self, key: str, path: str, content_type: str) -> None:
+        """Upload a local file (multipart when large, by boto3's transfer manager)."""
+        try:
+            self.client.upload_file(path, self.bucket, key, ExtraArgs={"ContentType": content_type})
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 PUT {self.uri(key)}") from exc
+        except Exception as exc:  # boto3's S3UploadFailedError wraps the ClientError
+            cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else None
+            if cause is None:
+                raise
+            raise s3_error(cause, f"S3 PUT {self.uri(key)}") from exc
+
+    def delete(self, keys: list[str]) -> None:
+        """Delete (the current versions of) ``keys``, 1,000 per request; missing keys are fine."""
+        for start in range(0, len(keys), 1000):
+            chunk = keys[start : start + 1000]
+            try:
+                answer = self.client.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": key} for key in chunk], "Quiet": True},
+                )
+            except (ClientError, BotoCoreError) as exc:
+                raise s3_error(exc, f"S3 DELETE {len(chunk)} keys in {self.uri('')}") from exc
+            if answer.get("Errors"):
+                first = answer["Errors"][0]
+                raise ObjectStoreError(
+                    f"S3 DELETE {first.get('Key')}: {first.get('Code')} {first.get('Message', '')}"
+                )
 
     def presign_get(self, key: str, expires_seconds: int) -> str:
         """A SigV4 URL that GETs the key for ``expires_seconds`` (no request is made)."""

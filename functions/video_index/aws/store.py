@@ -87,6 +87,8 @@ class ReadModelStore(DynamoTable):
         seq: str,
         *,
         observed: bool = False,
+        container: str | None = None,
+        init_end: int | None = None,
     ) -> None:
         """Move one key from ``old`` (as read or assumed) to ``new``, aggregates included.
 
@@ -111,6 +113,8 @@ class ReadModelStore(DynamoTable):
             id=segment.id,
             observed=observed,
             expires_at=None if new.present else int(self._clock()) + self._tombstone_seconds,
+            container=container if new.present else None,
+            init_end=init_end if new.present else None,
         )
         if new.present:
             self._ensure_device(generation, segment.device)

@@ -30,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from video_index.cli import export as export_cli
 from video_index.cli import local as local_cli
 from video_index.cli import ops as ops_cli
 from video_index.cli import status as status_cli
@@ -224,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         local_cli.register,
         status_cli.register,
         ops_cli.register,
+        export_cli.register,
     ):
         register(commands)
     return parser

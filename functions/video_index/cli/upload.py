@@ -73,6 +73,7 @@ _FLAGS: Final = {
     "duration_ms": "--duration-ms",
     "ext": "--ext",
     "path": "PATH",
+    "file": "PATH",
     "directory": "PATH",
     "max_attempts": "--max-attempts",
 }
@@ -170,6 +171,12 @@ def register(commands: Any) -> None:
         default=6,
         help="requests per S3 operation before giving up (default: 6)",
     )
+    upload.add_argument(
+        "--as-is",
+        action="store_true",
+        help="upload a progressive MP4 as it is (by default it is rewritten as fragmented MP4 "
+        "by stream copy, so players can stream it as stored)",
+    )
     upload.add_argument("--json", action="store_true", help="print a JSON list of results")
     upload.set_defaults(handler=_upload, parser=upload)
 
@@ -216,6 +223,7 @@ def _upload(args: argparse.Namespace, console: Console, parser: argparse.Argumen
                 manifest=manifest,
                 max_attempts=args.max_attempts,
                 sleep=_sleep,
+                as_is=args.as_is,
             )
         else:
             outcomes = [_upload_file(s3, bucket, args)]
@@ -241,6 +249,7 @@ def _upload_file(s3: Any, bucket: str, args: argparse.Namespace) -> FileOutcome:
             ext=args.ext,
             max_attempts=args.max_attempts,
             sleep=_sleep,
+            as_is=args.as_is,
         )
     except uploader.UploadConflict as exc:
         return uploader.FileOutcome.of_conflict(str(path), exc, path.stat().st_size)

@@ -18,11 +18,13 @@ from video_index.core.keys import KEY_PREFIX
 INGEST_HANDLER: Final = "video_index.handlers.ingest.handler"
 API_HANDLER: Final = "video_index.handlers.api.handler"
 RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
+EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
 API_SERVICE_NAME: Final = "video-index-api"
 RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
+EXPORT_SERVICE_NAME: Final = "video-index-export"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
@@ -42,6 +44,8 @@ ENV_INVENTORY_DESTINATION: Final = "VIDEO_INDEX_INVENTORY_DESTINATION"
 ENV_MAX_REMOVE_SHARE: Final = "VIDEO_INDEX_RECONCILE_MAX_REMOVE_SHARE"
 ENV_PRESIGN_SECONDS: Final = "VIDEO_INDEX_PRESIGN_SECONDS"
 ENV_FRESH_WINDOW_SECONDS: Final = "VIDEO_INDEX_FRESH_WINDOW_SECONDS"
+ENV_EXPORT_QUEUE_URL: Final = "VIDEO_INDEX_EXPORT_QUEUE_URL"
+ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -53,6 +57,19 @@ INDEXED_PREFIX: Final = KEY_PREFIX
 INVENTORY_ID: Final = "video-index-daily"
 #: Where inventory reports land in the reports bucket (outside ``v1/``: never segments).
 INVENTORY_PREFIX: Final = "inventory"
+#: Derived media in the segment bucket, outside ``v1/`` (never indexed, no events):
+#: fragmented renditions of progressive MP4 files, ``renditions/<source key>/init.mp4``
+#: and ``.../data.m4s`` (removed with their source, expiring with its retention) …
+RENDITIONS_PREFIX: Final = "renditions/"
+#: … and clip exports, ``exports/<export id>/job.json`` and ``.../clip.mp4`` (expiring).
+EXPORTS_PREFIX: Final = "exports/"
+
+# --- CORS: what a browser page on an allowed origin may do (API Gateway and the bucket) ----
+
+CORS_ALLOWED_METHODS: Final = ("GET", "HEAD", "POST", "PUT", "DELETE")
+CORS_ALLOWED_HEADERS: Final = ("authorization", "content-type", "if-match", "range", "x-user")
+CORS_EXPOSED_HEADERS: Final = ("content-length", "content-range", "etag", "location")
+CORS_MAX_AGE_SECONDS: Final = 3600
 
 # --- Step Functions actions of the ops function --------------------------------------------
 

@@ -32,6 +32,12 @@ class SegmentRecord(BaseModel):
     #: orders it against later events, so every later event for the key asks S3 too.
     observed: bool = False
     expires_at: int | None = None
+    #: Media facts of a present video object (docs/playback.md), derived from its first
+    #: bytes at ingest: its container (``mpegts``, ``fmp4``, ``mp4-progressive``,
+    #: ``unknown``) and, for fragmented MP4, where its init ends. None for other kinds
+    #: and for items written before the facts existed.
+    container: str | None = None
+    init_end: int | None = None
 
     @property
     def state(self) -> ObjectState:

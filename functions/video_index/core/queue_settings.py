@@ -33,6 +33,11 @@ NOTIFIED_EVENTS: Final = (
 )
 
 
+#: The export Lambda: one job per invocation, up to Lambda's 15 minutes.
+EXPORT_TIMEOUT_SECONDS: Final = 900
+EXPORT_BATCH_SIZE: Final = 1
+
+
 def visibility_timeout_seconds(ingest_timeout_seconds: int = INGEST_TIMEOUT_SECONDS) -> int:
     """The queue's visibility timeout for an ingest function with this timeout."""
     return VISIBILITY_TIMEOUT_FACTOR * ingest_timeout_seconds

@@ -10,9 +10,11 @@ from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
     ENV_DLQ_URL,
+    ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
     ENV_INVENTORY_DESTINATION,
+    ENV_MAX_EXPORT_BYTES,
     ENV_MAX_REMOVE_SHARE,
     ENV_PRESIGN_SECONDS,
     ENV_QUEUE_URL,
@@ -33,6 +35,8 @@ DEFAULT_PRESIGN_SECONDS: Final = 900
 DEFAULT_MAX_REMOVE_SHARE: Final = 0.1
 #: How far back the API merges a live S3 listing into answers (docs/api.md).
 DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
+#: The largest clip export (the sum of its source files), docs/playback.md.
+DEFAULT_MAX_EXPORT_BYTES: Final = 2 * 1024**3
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,16 +53,25 @@ class Settings:
     reports_bucket: str | None = None
     inventory_destination: str | None = None
     max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
+    export_queue_url: str | None = None
+    max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+    def from_env(
+        cls,
+        environ: dict[str, str] | None = None,
+        required: tuple[str, ...] = (ENV_BUCKET, ENV_TABLE),
+    ) -> Settings:
+        """The settings of the environment; ``required`` names the variables the caller
+        cannot run without (a function without a table, like the export worker, leaves
+        ``VIDEO_INDEX_TABLE`` out)."""
         env = os.environ if environ is None else environ
-        missing = [name for name in (ENV_BUCKET, ENV_TABLE) if not env.get(name)]
+        missing = [name for name in required if not env.get(name)]
         if missing:
             raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
         return cls(
-            bucket=env[ENV_BUCKET],
-            table=env[ENV_TABLE],
+            bucket=env.get(ENV_BUCKET, ""),
+            table=env.get(ENV_TABLE, ""),
             annotations_table=env.get(ENV_ANNOTATIONS_TABLE) or None,
             queue_url=env.get(ENV_QUEUE_URL) or None,
             dlq_url=env.get(ENV_DLQ_URL) or None,
@@ -69,6 +82,8 @@ class Settings:
             reports_bucket=env.get(ENV_REPORTS_BUCKET) or None,
             inventory_destination=env.get(ENV_INVENTORY_DESTINATION) or None,
             max_remove_share=_share(env, ENV_MAX_REMOVE_SHARE, DEFAULT_MAX_REMOVE_SHARE),
+            export_queue_url=env.get(ENV_EXPORT_QUEUE_URL) or None,
+            max_export_bytes=_int(env, ENV_MAX_EXPORT_BYTES, DEFAULT_MAX_EXPORT_BYTES),
         )
 
 

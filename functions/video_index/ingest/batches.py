@@ -62,11 +62,21 @@ class IngestService:
     ) -> dict[str, Any] | None:
         self.ingestor.start_batch()
         written_before = self.ingestor.write_units()
+        media = self.ingestor.media
+        probes_before, unplayable_before = media.requests, media.unplayable
         try:
             return self._dispatch(event, context)
         finally:
             if metrics is not None:
                 self._publish(metrics, self.ingestor.write_units() - written_before)
+                metrics.add_metric(
+                    name="MediaProbes", unit=MetricUnit.Count, value=media.requests - probes_before
+                )
+                metrics.add_metric(
+                    name="UnplayableVideo",
+                    unit=MetricUnit.Count,
+                    value=media.unplayable - unplayable_before,
+                )
 
     def _dispatch(
         self, event: dict[str, Any], context: LambdaContext | None

@@ -35,6 +35,8 @@ from video_index.core.keys import ForeignKey, InvalidKey, SegmentKey, ValidKey, 
 from video_index.core.models import SegmentRecord
 from video_index.core.projection import ABSENT, ObjectState
 from video_index.ingest.events import Action, ObjectEvent
+from video_index.ingest.media import MediaProbe
+from video_index.media.renditions import Renditions
 
 logger = Logger(child=True)
 
@@ -63,9 +65,14 @@ class IngestStats:
 
 
 class Ingestor:
-    def __init__(self, store: ReadModelStore, objects: ObjectStore) -> None:
+    def __init__(
+        self, store: ReadModelStore, objects: ObjectStore, media: MediaProbe | None = None
+    ) -> None:
         self._store = store
         self._objects = objects
+        #: Media facts of video objects, written with their entries (docs/playback.md).
+        self.media = media or MediaProbe(objects)
+        self._renditions = Renditions(objects)
         self.stats = IngestStats()
         self._generations: list[int] | None = None
 
@@ -119,6 +126,11 @@ class Ingestor:
         self.record(outcomes[0])
         return outcomes[0]
 
+    def project(self, generation: int, segment: SegmentKey, state: ObjectState) -> None:
+        """Write a listed object into a generation being built (rebuild), media facts
+        included; :class:`ConditionFailed` when ingest wrote the key there first."""
+        self._write(generation, segment, None, state, "")
+
     def _apply_to(self, generation: int, segment: SegmentKey, event: ObjectEvent) -> Outcome:
         decisive = event.sequencer is not None and (
             event.action is Action.REMOVED
@@ -131,11 +143,51 @@ class Ingestor:
                 if event.action is Action.CREATED
                 else ABSENT
             )
-            return self._apply_sequenced(generation, segment, event.sequencer, desired)
+            return self._apply_sequenced(
+                generation, segment, event.sequencer, desired, event.version_id
+            )
         return self._apply_observed(generation, segment, event.sequencer)
 
+    def _write(
+        self,
+        generation: int,
+        segment: SegmentKey,
+        current: SegmentRecord | None,
+        new: ObjectState,
+        seq: str,
+        *,
+        observed: bool = False,
+        version_id: str | None = None,
+    ) -> None:
+        """The transition, with the media facts of a present video object."""
+        facts = None
+        if new.present and current is not None and current.state == new and current.container:
+            container, init_end = current.container, current.init_end  # same bytes: same facts
+        else:
+            facts = self.media.facts(segment, new, version_id)
+            container = str(facts.container) if facts else None
+            init_end = facts.init_end if facts else None
+        self._store.write_transition(
+            generation,
+            segment,
+            current,
+            new,
+            seq,
+            observed=observed,
+            container=container,
+            init_end=init_end,
+        )
+        if not new.present and segment.kind == "video" and segment.ext == "mp4":
+            # A rendition is derived from its source: it goes when the source goes.
+            self._renditions.forget(segment.key)
+
     def _apply_sequenced(
-        self, generation: int, segment: SegmentKey, seq: str, desired: ObjectState
+        self,
+        generation: int,
+        segment: SegmentKey,
+        seq: str,
+        desired: ObjectState,
+        version_id: str | None = None,
     ) -> Outcome:
         # Optimistic first attempt: most events are a first upload of a new key, so
         # assume no item and let a failed condition hand back the real one.
@@ -146,7 +198,7 @@ class Ingestor:
             if current is not None and current.seq >= seq:
                 return Outcome.DUPLICATE if current.seq == seq else Outcome.STALE
             try:
-                self._store.write_transition(generation, segment, current, desired, seq)
+                self._write(generation, segment, current, desired, seq, version_id=version_id)
                 return Outcome.APPLIED
             except ConditionFailed as moved:
                 current = (
@@ -169,9 +221,7 @@ class Ingestor:
             ):
                 return Outcome.DUPLICATE
             try:
-                self._store.write_transition(
-                    generation, segment, current, observed, new_seq, observed=unordered
-                )
+                self._write(generation, segment, current, observed, new_seq, observed=unordered)
                 return Outcome.APPLIED
             except ConditionFailed:
                 continue

@@ -23,9 +23,21 @@ from urllib.parse import urlencode
 from rich.console import Console
 from rich.table import Table
 
+from video_index.media.synthetic import ContainerName, synthetic_clip
 from video_index.upload import upload_segment
 
 CATCH_UP_TIMEOUT_SECONDS: Final = 180.0
+
+
+#: The container each demo camera records in, as the uploader stores it: cam-entrance
+#: MPEG-TS, cam-parking fragmented MP4 (the uploader's default for MP4), cam-dock
+#: progressive MP4 uploaded as-is (a camera that does not use the uploader: its video is
+#: played through renditions).
+CONTAINERS: Final[dict[str, tuple[ContainerName, bool]]] = {
+    "cam-entrance": ("ts", False),
+    "cam-parking": ("mp4", False),
+    "cam-dock": ("mp4", True),
+}
 
 
 @dataclass(frozen=True)
@@ -40,29 +52,48 @@ def camera_day(now: datetime) -> Iterator[Upload]:
     """Three cameras over the last two days and today, with realistic gaps and overlaps."""
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     for days_ago in (2, 1):
-        # entrance: 20 min of 30 s segments each morning, a 2-minute reboot in the middle
+        # entrance: 4 minutes of 10 s segments each morning, a 40 s reboot in the middle
         base = today - timedelta(days=days_ago) + timedelta(hours=8)
-        for i in range(40):
-            if 18 <= i < 22:
+        for i in range(24):
+            if 12 <= i < 16:
                 continue
-            yield Upload("video", "cam-entrance", base + timedelta(seconds=30 * i), 30_000)
-        for i in range(20):
+            yield Upload("video", "cam-entrance", base + timedelta(seconds=10 * i), 10_000)
+        for i in range(4):
             yield Upload("sensor", "cam-entrance", base + timedelta(minutes=i), 0)
     # parking: across UTC midnight into today, 250 ms gaps (one continuous range)
-    start = today - timedelta(minutes=10)
-    for i in range(40):
-        yield Upload("video", "cam-parking", start + timedelta(milliseconds=30_250 * i), 30_000)
-    for i in range(4):
-        yield Upload("analysis", "cam-parking", start + timedelta(minutes=5 * i), 60_000)
+    start = today - timedelta(minutes=1)
+    for i in range(12):
+        yield Upload("video", "cam-parking", start + timedelta(milliseconds=10_250 * i), 10_000)
+    for i in range(2):
+        yield Upload("analysis", "cam-parking", start + timedelta(minutes=i), 60_000)
     # dock: motion clips of the last hours, one overlapping the previous one (relative to
     # now, so the camera has video whatever the time of day the demo runs)
     for minutes_ago in (8 * 60, 4 * 60 + 30, 4 * 60 + 29, 45):
         clip = (now - timedelta(minutes=minutes_ago)).replace(second=0, microsecond=0)
-        yield Upload("video", "cam-dock", clip, 120_000)
-    # entrance again: the last minutes before now (served from S3 until ingested)
-    for i in range(10):
-        recent = now - timedelta(minutes=6) + timedelta(seconds=30 * i)
-        yield Upload("video", "cam-entrance", recent.replace(microsecond=0), 30_000)
+        yield Upload("video", "cam-dock", clip, 20_000)
+    # entrance again: the last two minutes before now (served from S3 until ingested)
+    for i in range(12):
+        recent = now - timedelta(minutes=2) + timedelta(seconds=10 * i)
+        yield Upload("video", "cam-entrance", recent.replace(microsecond=0), 10_000)
+
+
+def content(upload: Upload) -> tuple[bytes, str, bool]:
+    """The file a camera uploads: (bytes, extension, upload as-is).
+
+    Video is real H.264: a moving test pattern with the camera's name and the wall-clock
+    time of every frame burned in, in the camera's container.
+    """
+    if upload.kind != "video":
+        body = {"device": upload.device, "at": upload.start.isoformat(), "value": 21.5}
+        return json.dumps(body).encode(), "json", False
+    container, as_is = CONTAINERS[upload.device]
+    clip = synthetic_clip(
+        seconds=upload.duration_ms / 1000,
+        container=container,
+        label=upload.device,
+        start=upload.start,
+    )
+    return clip, "ts" if container == "ts" else "mp4", as_is
 
 
 def run_demo(stack: Any, console: Console, now: datetime | None = None) -> int:
@@ -74,8 +105,10 @@ def run_demo(stack: Any, console: Console, now: datetime | None = None) -> int:
     started = time.monotonic()
     with console.status(f"cameras uploading {len(uploads)} segments through the uploader…"):
         statuses: dict[str, int] = {}
+        first_file: tuple[bytes, str, bool] | None = None
         for upload in uploads:
-            body = f"{upload.device} {upload.kind} {upload.start.isoformat()}".encode() * 64
+            body, ext, as_is = content(upload)
+            first_file = first_file or (body, ext, as_is)
             result = upload_segment(
                 s3,
                 bucket,
@@ -84,20 +117,24 @@ def run_demo(stack: Any, console: Console, now: datetime | None = None) -> int:
                 device=upload.device,
                 start=upload.start,
                 duration_ms=upload.duration_ms,
-                ext=_ext(upload.kind),
+                ext=ext,
+                as_is=as_is,
             )
             statuses[result.status] = statuses.get(result.status, 0) + 1
         # a camera retrying an upload it already made: idempotent
         first = uploads[0]
+        assert first_file is not None
+        body, ext, as_is = first_file
         retry = upload_segment(
             s3,
             bucket,
-            f"{first.device} {first.kind} {first.start.isoformat()}".encode() * 64,
+            body,
             kind=first.kind,
             device=first.device,
             start=first.start,
             duration_ms=first.duration_ms,
-            ext=_ext(first.kind),
+            ext=ext,
+            as_is=as_is,
         )
     console.print(
         f"uploaded {statuses.get('uploaded', 0)} objects in {time.monotonic() - started:.1f} s; "
@@ -116,10 +153,6 @@ def run_demo(stack: Any, console: Console, now: datetime | None = None) -> int:
     _print_totals(console, api, sorted(expected))
     _print_urls(console, api, now)
     return 0
-
-
-def _ext(kind: str) -> str:
-    return "mp4" if kind == "video" else "json"
 
 
 def _count_by_device(uploads: list[Upload]) -> dict[str, int]:
@@ -229,6 +262,16 @@ def _print_urls(console: Console, api: str, now: datetime) -> None:
         "/openapi.json",
     ):
         console.print(f"  curl -s '{api}{path}'", markup=False, highlight=False, soft_wrap=True)
+    console.print("\n[bold]Play[/bold] (MPEG-TS, fragmented MP4, progressive MP4 via renditions):")
+    hours = urlencode({"from": _iso(now - timedelta(hours=9)), "to": _iso(now)})
+    for device in ("cam-entrance", "cam-parking", "cam-dock"):
+        window_of = midnight if device == "cam-parking" else hours
+        console.print(
+            f"  ffplay '{api}/devices/{device}/playlist.m3u8?{window_of}'",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _iso(moment: datetime) -> str:

@@ -24,10 +24,16 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from video_index.core.contract import (
+    CORS_ALLOWED_HEADERS,
+    CORS_ALLOWED_METHODS,
+    CORS_EXPOSED_HEADERS,
+    CORS_MAX_AGE_SECONDS,
+)
 from video_index.local.context import LOCAL_ACCOUNT_ID, LocalLambdaContext
 
 logger = logging.getLogger(__name__)
@@ -147,6 +153,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
 
     def _handle(self) -> None:
+        origin = self.headers.get("origin")
+        if self.command == "OPTIONS" and self.headers.get("access-control-request-method"):
+            self._preflight(origin)
+            return
         try:
             body = self._read_body()
         except ValueError as exc:
@@ -201,7 +211,31 @@ class _Handler(BaseHTTPRequestHandler):
             raise ValueError("bad Content-Length")
         return self.rfile.read(int(length))
 
+    def _preflight(self, origin: str | None) -> None:
+        """A CORS preflight, answered by the server as API Gateway's CORS answers it."""
+        if not _loopback(origin):
+            self._write(403, [("content-type", "application/json")], b'{"message":"Forbidden"}')
+            return
+        self._write(
+            204,
+            [
+                ("access-control-allow-methods", ", ".join(CORS_ALLOWED_METHODS)),
+                ("access-control-allow-headers", ", ".join(CORS_ALLOWED_HEADERS)),
+                ("access-control-max-age", str(CORS_MAX_AGE_SECONDS)),
+            ],
+            b"",
+        )
+
     def _write(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        origin = self.headers.get("origin") if hasattr(self, "headers") and self.headers else None
+        if _loopback(origin):
+            # Any loopback page may use the local stack (docs/local.md).
+            headers = [
+                *headers,
+                ("access-control-allow-origin", str(origin)),
+                ("access-control-expose-headers", ", ".join(CORS_EXPOSED_HEADERS)),
+                ("vary", "origin"),
+            ]
         self.send_response(status)
         for name, value in headers:
             if name.lower() not in ("content-length", "connection", "transfer-encoding"):
@@ -213,6 +247,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.info("%s %s", self.address_string(), format % args)
+
+
+def _loopback(origin: str | None) -> bool:
+    """An ``http://`` origin on the loopback interface (any port)."""
+    if not origin:
+        return False
+    host = urlsplit(origin).hostname
+    return origin.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
 
 
 class _Server(ThreadingHTTPServer):

@@ -18,3 +18,5 @@ class LocalNames:
     annotations_table: str = "video-index-annotations"
     queue: str = "video-index-notifications"
     dlq: str = "video-index-dlq"
+    export_queue: str = "video-index-exports"
+    export_dlq: str = "video-index-exports-dlq"

@@ -25,7 +25,6 @@ explicit endpoint and the fixed fake credentials of :mod:`.aws`.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -36,14 +35,14 @@ from types import TracebackType
 from typing import Any, Final
 
 from video_index.core.queue_settings import (
-    DLQ_RETENTION_DAYS,
+    EXPORT_BATCH_SIZE,
+    EXPORT_TIMEOUT_SECONDS,
     INGEST_TIMEOUT_SECONDS,
     MAX_RECEIVE_COUNT,
-    NOTIFIED_EVENTS,
-    QUEUE_RETENTION_DAYS,
     SQS_BATCH_SIZE,
     SQS_MAX_BATCHING_WINDOW_SECONDS,
     VISIBILITY_TIMEOUT_SECONDS,
+    visibility_timeout_seconds,
 )
 from video_index.local.aws import (
     ACCESS_KEY_ID,
@@ -58,9 +57,6 @@ from video_index.local.names import DYNAMODB_ENGINES, DynamoDBEngine, LocalNames
 logger = logging.getLogger(__name__)
 
 READY_TIMEOUT_SECONDS: Final = 30.0
-_DAY_SECONDS: Final = 24 * 60 * 60
-#: Id of the bucket's notification configuration (as the CDK stack's handler names it).
-NOTIFICATION_ID: Final = "video-index-notifications"
 
 #: Loopback requests never go through a proxy from the environment.
 _DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -150,6 +146,7 @@ class LocalStack:
         self.clients: Any = None
         self.settings: Any = None
         self.worker: Any = None
+        self.export_worker: Any = None
         self.http_api: Any = None
         self.dynamodb_local: Any = None
 
@@ -201,10 +198,13 @@ class LocalStack:
 
     def _start(self) -> None:
         from video_index.core.settings import Settings
+        from video_index.core.table_schema import create_tables
         from video_index.ingest.service import build_ingest_service
         from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
+        from video_index.local.resources import create_bucket, create_queue
         from video_index.local.worker import SqsEventSourceWorker
+        from video_index.media.worker import build_export_worker
         from video_index.query import app as api
         from video_index.query.service import build_api_services
 
@@ -220,10 +220,22 @@ class LocalStack:
         self.clients = local_clients(
             self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
         )
-        queue_url, dlq_url = self._create_queues()
-        self._create_bucket(queue_url)
-        from video_index.core.table_schema import create_tables
-
+        sqs = self.clients.sqs
+        queue_url, dlq_url = create_queue(
+            sqs,
+            self.names.queue,
+            self.names.dlq,
+            visibility_timeout=self.visibility_timeout_seconds,
+            max_receive_count=self.max_receive_count,
+        )
+        export_queue_url, export_dlq_url = create_queue(
+            sqs,
+            self.names.export_queue,
+            self.names.export_dlq,
+            visibility_timeout=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
+            max_receive_count=self.max_receive_count,
+        )
+        create_bucket(self.clients.s3, sqs, self.names.bucket, queue_url)
         create_tables(self.clients.dynamodb, self.names.table, self.names.annotations_table)
 
         self.settings = Settings(
@@ -232,6 +244,7 @@ class LocalStack:
             annotations_table=self.names.annotations_table,
             queue_url=queue_url,
             dlq_url=dlq_url,
+            export_queue_url=export_queue_url,
             **self.settings_overrides,
         )
         ingest = build_ingest_service(self.settings, self.clients)
@@ -247,6 +260,20 @@ class LocalStack:
         )
         self._stops.append(("ingest worker", self.worker.stop))
         self.worker.start()
+        exports = build_export_worker(self.settings, self.clients)
+        self.export_worker = SqsEventSourceWorker(
+            sqs,
+            export_queue_url,
+            exports.handle,
+            region=REGION,
+            batch_size=EXPORT_BATCH_SIZE,
+            batching_window_seconds=0,
+            visibility_timeout_seconds=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
+            function_timeout_seconds=EXPORT_TIMEOUT_SECONDS,
+            function_name="video-index-export-local",
+        )
+        self._stops.append(("export worker", self.export_worker.stop))
+        self.export_worker.start()
 
         api_services = build_api_services(self.settings, self.clients)
         api.configure(lambda: api_services)
@@ -266,6 +293,8 @@ class LocalStack:
             "annotations_table": self.names.annotations_table,
             "queue_url": queue_url,
             "dlq_url": dlq_url,
+            "export_queue_url": export_queue_url,
+            "export_dlq_url": export_dlq_url,
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,
@@ -276,57 +305,6 @@ class LocalStack:
         }
         if self.dynamodb_local is not None:
             self._endpoints["dynamodb_local_pid"] = self.dynamodb_local.pid
-
-    def _create_queues(self) -> tuple[str, str]:
-        sqs = self.clients.sqs
-        dlq_url = str(
-            sqs.create_queue(
-                QueueName=self.names.dlq,
-                Attributes={"MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * _DAY_SECONDS)},
-            )["QueueUrl"]
-        )
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        queue_url = str(
-            sqs.create_queue(
-                QueueName=self.names.queue,
-                Attributes={
-                    "VisibilityTimeout": str(self.visibility_timeout_seconds),
-                    "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * _DAY_SECONDS),
-                    "RedrivePolicy": json.dumps(
-                        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": self.max_receive_count}
-                    ),
-                },
-            )["QueueUrl"]
-        )
-        return queue_url, dlq_url
-
-    def _create_bucket(self, queue_url: str) -> None:
-        from video_index.core.keys import KEY_PREFIX
-
-        s3, sqs = self.clients.s3, self.clients.sqs
-        # Not versioned, unlike the deployed bucket: moto sends no notification for a
-        # delete that creates a delete marker, so the read model would never see deletes.
-        s3.create_bucket(Bucket=self.names.bucket)
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        s3.put_bucket_notification_configuration(
-            Bucket=self.names.bucket,
-            NotificationConfiguration={
-                "QueueConfigurations": [
-                    {
-                        "Id": NOTIFICATION_ID,
-                        "QueueArn": queue_arn,
-                        "Events": list(NOTIFIED_EVENTS),
-                        "Filter": {
-                            "Key": {"FilterRules": [{"Name": "prefix", "Value": KEY_PREFIX}]}
-                        },
-                    }
-                ]
-            },
-        )
 
     def client(self, service: str) -> Any:
         """A client of this stack's moto server (``s3``, ``sqs``, ``cloudwatch``) or DynamoDB."""

@@ -162,7 +162,7 @@ class Rebuilder:
                     case ValidKey(segment=segment):
                         state = ObjectState(True, obj.size, obj.etag)
                         try:
-                            self._store.write_transition(generation, segment, None, state, "")
+                            self._ingestor.project(generation, segment, state)
                             written += 1
                         except ConditionFailed:
                             pass  # ingest got there first, with an event at least as fresh

@@ -17,6 +17,7 @@ answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.respo
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from typing import Any, Final
@@ -32,6 +33,7 @@ from video_index.core.errors import (
     NotFound,
     ServiceError,
 )
+from video_index.media import routes as media_routes
 from video_index.query import context, routes
 from video_index.query.context import error, responses
 
@@ -40,7 +42,28 @@ logger = Logger(child=True)
 TITLE: Final = "video-index"
 _METHODS: Final = ("get", "put", "post", "delete", "patch")
 
-app = APIGatewayHttpResolver(enable_validation=True)
+
+class _Resolver(APIGatewayHttpResolver):
+    """The resolver, refusing a body that is not JSON with 415 before anything parses it
+    (Powertools' validation would parse a form or multipart body, and fail on a bad one)."""
+
+    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        headers = event.get("headers") or {}
+        declared = str(headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+        if event.get("body") and declared and declared != "application/json":
+            refusal = error(
+                415, f"the body must be application/json, not {declared!r}", "Content-Type"
+            )
+            return {
+                "statusCode": refusal.status_code,
+                "headers": {"Content-Type": refusal.content_type},
+                "body": json.dumps(refusal.body),
+                "isBase64Encoded": False,
+            }
+        return super().resolve(event, context)
+
+
+app = _Resolver(enable_validation=True)
 # The handler and the local stack configure the services through the app module.
 configure = context.configure
 
@@ -126,6 +149,7 @@ def _methods_of(path: str) -> frozenset[str]:
 
 
 app.include_router(routes.router)
+app.include_router(media_routes.router)
 
 
 @app.get(

@@ -24,6 +24,7 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     405: "The path does not have this method",
     409: "The request conflicts with the current state",
     414: "The request line is too long (more than 64 KiB)",
+    415: "The body is not `application/json`",
     503: "The read model or the segment store is unavailable: retry later",
 }
 

@@ -16,6 +16,7 @@ from typing import Any
 from video_index.core.errors import BadInput
 from video_index.core.keys import SegmentKey
 from video_index.core.layout import key_of_segment_item, segment_pk
+from video_index.media.probe import Container, MediaFacts, playable
 
 #: Longest cursor accepted (a cursor holds one file name per kind).
 MAX_CURSOR_LENGTH = 4096
@@ -33,6 +34,28 @@ class Entry:
     size: int
     etag: str
     id: str
+    #: Media facts of a video entry (docs/playback.md); None when not probed (an entry
+    #: from a fresh listing, or an item written before the facts existed).
+    container: str | None = None
+    init_end: int | None = None
+
+    @property
+    def ext(self) -> str:
+        return self.filename.rsplit(".", 1)[1]
+
+    @property
+    def facts(self) -> MediaFacts | None:
+        if self.container is None:
+            return None
+        return MediaFacts(Container(self.container), self.init_end)
+
+    @property
+    def playable(self) -> bool:
+        """Whether a player can play this video entry (an unprobed one: by its extension)."""
+        if self.kind != "video":
+            return False
+        facts = self.facts
+        return facts is None or playable(self.ext, facts)
 
     @property
     def key(self) -> str:
@@ -60,6 +83,8 @@ class Entry:
             size=int(item["size"]),
             etag=str(item["etag"]),
             id=str(item["id"]),
+            container=item.get("container"),
+            init_end=int(item["init_end"]) if item.get("init_end") is not None else None,
         )
 
     @classmethod

@@ -16,6 +16,11 @@ class SegmentOut(BaseModel):
     size: int
     etag: str
     url: str | None = None
+    #: Video only: the container its first bytes show (docs/playback.md), when probed.
+    container: str | None = None
+    #: Video only: whether a player can play it (a file that is not what its extension
+    #: says is indexed, because it exists, but never listed in a playlist).
+    playable: bool | None = None
 
 
 class SegmentPage(BaseModel):

@@ -1,21 +1,23 @@
-"""HLS VOD media playlists of video segments (docs/api.md, RFC 8216).
+"""HLS VOD media playlists of camera files that real players play (docs/playback.md, RFC 8216).
 
-Pure code: the caller looks the segments up and presigns their URLs; this
-module only turns ``(start, duration, url)`` records into playlist text.
+Pure code: the caller decides how each file is fetched (its URI, and for
+fragmented MP4 its init and byte ranges); this module only turns those records
+into playlist text, by these rules:
 
-Timeline rules, applied after sorting by start (ties: longer first, then url):
-
-- a zero-length segment cannot be played and is dropped;
-- a segment entirely covered by what was already played (its end is not after
-  the end played so far) is skipped;
-- a segment that starts before the end played so far (partial overlap) is kept
-  with its real duration and no discontinuity;
-- ``#EXT-X-DISCONTINUITY`` marks a real gap only: the next start is more than
-  ``gap_tolerance_ms`` after the end played so far — the same rule that splits
-  continuous ranges (docs/read-model.md), so every discontinuity is a boundary between
-  two ranges and vice versa;
-- ``#EXT-X-PROGRAM-DATE-TIME`` anchors the first segment and the first one
-  after each discontinuity to its wall-clock start.
+- files are sorted by start (ties: longer first, then URI); a zero-length file is
+  dropped, and a file entirely covered by what was already played is skipped (a
+  partial overlap is kept with its real duration);
+- ``#EXT-X-DISCONTINUITY`` precedes every file after the first: cameras cut
+  recordings into independent files whose timestamps each start anew (RFC 8216
+  §4.3.2.3), so a player must reset its timeline at every file — which also
+  covers every real gap in the recording;
+- ``#EXT-X-PROGRAM-DATE-TIME`` on every file maps player time back to wall-clock
+  time (overlays, annotations), gaps included;
+- a fragmented MP4 file gets its own ``#EXT-X-MAP`` (its ``ftyp`` + ``moov``, by
+  byte range) and ``#EXT-X-BYTERANGE`` for its media; a map applies until the
+  next one (§4.3.2.5), so once a file has a map every later file needs one too;
+- ``EXT-X-VERSION`` is the lowest the tags used allow: 6 with ``EXT-X-MAP``, 4
+  with byte ranges only, 3 otherwise (§7).
 """
 
 from __future__ import annotations
@@ -24,83 +26,100 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 __all__ = [
     "CONTENT_TYPE",
-    "HLS_VERSION",
     "MAX_WINDOW_MS",
     "PlaylistSegment",
     "build_playlist",
 ]
 
-MAX_WINDOW_MS = 24 * 3600 * 1000
-"""Longest ``to - from`` window the playlist route serves (docs/api.md)."""
+#: Longest ``to - from`` window the playlist route serves (docs/api.md).
+MAX_WINDOW_MS: Final = 24 * 3600 * 1000
 
-CONTENT_TYPE = "application/vnd.apple.mpegurl"
+CONTENT_TYPE: Final = "application/vnd.apple.mpegurl"
 
-HLS_VERSION = 3
-"""Decimal ``EXTINF`` durations need protocol version 3 (RFC 8216 §7)."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 # RFC 8216 §4.1 forbids the C0/C1 control characters in a playlist (CR and LF
 # only as line terminators). U+2028/U+2029 are line breaks for many parsers
-# (Python's str.splitlines among them). Any of these in a URI line would cut it
-# in two and let the rest be read as a tag or another URI.
-_FORBIDDEN_IN_URI = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# (Python's str.splitlines among them). Any of these in a URI would cut it in two
+# and let the rest be read as a tag or another URI; a quote would end a quoted URI.
+_FORBIDDEN_IN_URI: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+ByteRange = tuple[int, int]  # (length, offset)
 
 
 @dataclass(frozen=True, slots=True)
 class PlaylistSegment:
     start_ms: int
-    """Start of the segment, epoch milliseconds UTC."""
+    """Start of the file, epoch milliseconds UTC."""
     duration_ms: int
     """Length in milliseconds; 0 for a bad/zero-length entry (it is dropped)."""
-    url: str
-    """Presigned URL of the media segment, emitted verbatim."""
+    uri: str
+    """Where a player fetches the file's media, emitted verbatim."""
+    byte_range: ByteRange | None = None
+    """The media's part of the file at ``uri`` (fragmented MP4), or the whole file."""
+    map_uri: str | None = None
+    """The file's init (fragmented MP4: ``ftyp`` + ``moov``), or None (MPEG-TS)."""
+    map_range: ByteRange | None = None
+    """The init's part of the file at ``map_uri``, or the whole file."""
 
 
-def build_playlist(segments: Iterable[PlaylistSegment], gap_tolerance_ms: int) -> str:
+def build_playlist(segments: Iterable[PlaylistSegment]) -> str:
     """Return the text of an HLS VOD media playlist of ``segments``.
 
-    Raises ``ValueError`` for a negative ``gap_tolerance_ms``, a negative
-    duration, or a URL that could not be written as one URI line (empty,
-    starting with ``#``, with surrounding whitespace, or containing a line
-    break or control character). Validation covers every input, including the
-    segments that would be dropped or skipped.
+    Raises ``ValueError`` for a negative duration or byte range, a map range
+    without a map, a file without a map after one with a map, or a URI that could
+    not be written (empty, starting with ``#``, surrounding whitespace, a line
+    break, a control character or a double quote). Validation covers every input,
+    including the files that would be dropped or skipped.
     """
-    if gap_tolerance_ms < 0:
-        raise ValueError(f"gap_tolerance_ms must be >= 0, got {gap_tolerance_ms}")
     items = list(segments)
     for segment in items:
         _check(segment)
-    items.sort(key=lambda s: (s.start_ms, -s.duration_ms, s.url))
+    items.sort(key=lambda s: (s.start_ms, -s.duration_ms, s.uri))
 
     body: list[str] = []
     longest_ms = 0
     played_end: int | None = None
+    mapped = False
+    uses_byte_ranges = False
     for segment in items:
-        if segment.duration_ms == 0:
-            continue
         end = segment.start_ms + segment.duration_ms
-        if played_end is None:
-            body.append(f"#EXT-X-PROGRAM-DATE-TIME:{_program_date_time(segment.start_ms)}")
-        elif end <= played_end:
-            continue  # entirely covered by what was already played
-        elif segment.start_ms - played_end > gap_tolerance_ms:
+        if segment.duration_ms == 0 or (played_end is not None and end <= played_end):
+            continue  # nothing to play, or entirely covered by what was already played
+        if played_end is not None:
             body.append("#EXT-X-DISCONTINUITY")
-            body.append(f"#EXT-X-PROGRAM-DATE-TIME:{_program_date_time(segment.start_ms)}")
+        body.append(f"#EXT-X-PROGRAM-DATE-TIME:{_program_date_time(segment.start_ms)}")
+        if segment.map_uri is not None:
+            mapped = True
+            attributes = f'URI="{segment.map_uri}"'
+            if segment.map_range is not None:
+                attributes += f',BYTERANGE="{_byte_range(segment.map_range)}"'
+                uses_byte_ranges = True
+            body.append(f"#EXT-X-MAP:{attributes}")
+        elif mapped:
+            raise ValueError(
+                f"{segment.uri!r} has no EXT-X-MAP after a file with one: the earlier map "
+                "would apply to it (list every file of such a window with a map)"
+            )
         body.append(f"#EXTINF:{_seconds(segment.duration_ms)},")
-        body.append(segment.url)
+        if segment.byte_range is not None:
+            body.append(f"#EXT-X-BYTERANGE:{_byte_range(segment.byte_range)}")
+            uses_byte_ranges = True
+        body.append(segment.uri)
         longest_ms = max(longest_ms, segment.duration_ms)
-        played_end = end  # a kept segment always ends after what was played before
+        played_end = end  # a kept file always ends after what was played before
 
     # RFC 8216 §4.3.3.1: every EXTINF rounded to the nearest integer must be
     # <= TARGETDURATION; the ceiling of the longest one satisfies it for all.
     target_duration = max(1, -(-longest_ms // 1000))
+    version = 6 if mapped else 4 if uses_byte_ranges else 3
     lines = [
         "#EXTM3U",
-        f"#EXT-X-VERSION:{HLS_VERSION}",
+        f"#EXT-X-VERSION:{version}",
         "#EXT-X-PLAYLIST-TYPE:VOD",
         f"#EXT-X-TARGETDURATION:{target_duration}",
         "#EXT-X-MEDIA-SEQUENCE:0",
@@ -113,15 +132,30 @@ def build_playlist(segments: Iterable[PlaylistSegment], gap_tolerance_ms: int) -
 def _check(segment: PlaylistSegment) -> None:
     if segment.duration_ms < 0:
         raise ValueError(f"duration_ms must be >= 0, got {segment.duration_ms}")
-    url = segment.url
-    if not url:
-        raise ValueError("segment url is empty")
-    if _FORBIDDEN_IN_URI.search(url):
-        raise ValueError(f"segment url contains a line break or control character: {url!r}")
-    if url.startswith("#"):
-        raise ValueError(f"segment url starts with '#' and would be read as a tag: {url!r}")
-    if url != url.strip():
-        raise ValueError(f"segment url has surrounding whitespace: {url!r}")
+    _check_uri(segment.uri)
+    if segment.map_uri is not None:
+        _check_uri(segment.map_uri)
+    elif segment.map_range is not None:
+        raise ValueError("map_range without map_uri")
+    for byte_range in (segment.byte_range, segment.map_range):
+        if byte_range is not None and (byte_range[0] <= 0 or byte_range[1] < 0):
+            raise ValueError(f"a byte range must have length > 0 and offset >= 0: {byte_range}")
+
+
+def _check_uri(uri: str) -> None:
+    if not uri:
+        raise ValueError("segment uri is empty")
+    if _FORBIDDEN_IN_URI.search(uri) or '"' in uri:
+        raise ValueError(f"segment uri contains a line break, control character or quote: {uri!r}")
+    if uri.startswith("#"):
+        raise ValueError(f"segment uri starts with '#' and would be read as a tag: {uri!r}")
+    if uri != uri.strip():
+        raise ValueError(f"segment uri has surrounding whitespace: {uri!r}")
+
+
+def _byte_range(byte_range: ByteRange) -> str:
+    length, offset = byte_range
+    return f"{length}@{offset}"
 
 
 def _seconds(milliseconds: int) -> str:

@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS
 from video_index.core.timeunits import iso_ms
+from video_index.media.playback import playlist_segments
 from video_index.query import params
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
 from video_index.query.context import responses, services
@@ -30,7 +31,7 @@ from video_index.query.models import (
     SegmentOut,
     SegmentPage,
 )
-from video_index.query.playlist import CONTENT_TYPE, MAX_WINDOW_MS, PlaylistSegment, build_playlist
+from video_index.query.playlist import CONTENT_TYPE, MAX_WINDOW_MS, build_playlist
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
 
@@ -49,6 +50,8 @@ def _segment_out(entry: Entry, url: str | None = None) -> SegmentOut:
         size=entry.size,
         etag=entry.etag,
         url=url,
+        container=entry.container,
+        playable=entry.playable if entry.kind == "video" else None,
     )
 
 
@@ -165,12 +168,8 @@ def get_playlist(
 ) -> Response[str]:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
-    svc = services()
-    entries = svc.queries.window_entries(device, "video", start_ms, end_ms)
-    body = build_playlist(
-        (PlaylistSegment(e.start_ms, e.duration_ms, svc.presign(e.key)) for e in entries),
-        svc.queries.gap_tolerance_ms,
-    )
+    entries = services().queries.window_entries(device, "video", start_ms, end_ms)
+    body = build_playlist(playlist_segments(entries))
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
 
 

@@ -8,17 +8,24 @@ from dataclasses import dataclass
 
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
+from video_index.aws.queues import send_message
 from video_index.aws.store import build_store
+from video_index.core.contract import ENV_EXPORT_QUEUE_URL
+from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.ingest.ingestor import Ingestor
+from video_index.media.exports import Exports
+from video_index.media.renditions import Renditions
 from video_index.query.queries import Queries
 
 
 @dataclass
 class ApiServices:
     queries: Queries
-    #: A short-lived GET URL of a segment key.
+    #: A short-lived GET URL of a key of the segment bucket.
     presign: Callable[[str], str]
+    renditions: Renditions
+    exports: Exports
 
 
 def build_api_services(
@@ -37,4 +44,21 @@ def build_api_services(
     return ApiServices(
         queries=queries,
         presign=lambda key: objects.presign_get(key, settings.presign_seconds),
+        renditions=Renditions(objects),
+        exports=Exports(
+            objects,
+            enqueue=export_queue(settings, clients),
+            max_bytes=settings.max_export_bytes,
+        ),
     )
+
+
+def export_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:
+    """Queue an export job for the export worker (``VIDEO_INDEX_EXPORT_QUEUE_URL``)."""
+
+    def enqueue(export_id: str) -> None:
+        if not settings.export_queue_url:
+            raise ConfigurationError(f"{ENV_EXPORT_QUEUE_URL} is not set: exports are off")
+        send_message(clients.sqs, settings.export_queue_url, {"export_id": export_id})
+
+    return enqueue

@@ -119,6 +119,7 @@ def upload_directory(
     sleep: Callable[[float], object] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     jitter: Callable[[], float] = random.random,
+    as_is: bool = False,
 ) -> list[FileOutcome]:
     """Upload every segment file of ``directory`` (not recursive), in name order.
 
@@ -163,6 +164,7 @@ def upload_directory(
                 sleep=sleep,
                 clock=clock,
                 jitter=jitter,
+                as_is=as_is,
             )
         except UploadArgumentError as exc:
             outcomes.append(FileOutcome(shown, "failed", reason=str(exc)))

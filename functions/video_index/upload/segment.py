@@ -36,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
+from video_index.core.errors import BadInput
 from video_index.core.keys import (
     EXTENSIONS,
     ID_DIGITS,
@@ -50,6 +51,7 @@ from video_index.core.keys import (
     validate_device,
     validate_kind,
 )
+from video_index.media.probe import PROBE_BYTES, Container, check_container
 from video_index.upload.results import UploadArgumentError, UploadResult
 from video_index.upload.retry import RetryPolicy
 from video_index.upload.transfer import MiB, Transfer, read_chunks
@@ -119,8 +121,15 @@ def upload_segment(
     clock: Callable[[], float] = time.monotonic,
     jitter: Callable[[], float] = random.random,
     retry_timeout_s: float | None = None,
+    as_is: bool = False,
 ) -> UploadResult:
     """Upload one segment under its key (docs/keys.md) with a conditional write.
+
+    A video file must be the container its extension says (MPEG-TS for ``.ts``, ISO
+    BMFF for ``.mp4``), else :class:`UploadArgumentError` naming ``file``. A
+    progressive MP4 is first rewritten as fragmented MP4 by stream copy (same frames)
+    so that players can stream it as stored (docs/playback.md), unless ``as_is``; the
+    id is computed over the bytes actually uploaded.
 
     ``path_or_bytes``: a file (read in chunks when large) or the content itself.
     ``ext`` defaults to the file's extension (required for bytes). Files of
@@ -141,7 +150,8 @@ def upload_segment(
         draft = _check_arguments(kind, device, start, duration_ms, ext)
         tuning.check()
         content = bytes(path_or_bytes)
-        return _upload_stream(s3, bucket, io.BytesIO(content), len(content), draft, tuning)
+        stream, size = _streamable(draft, io.BytesIO(content), len(content), as_is)
+        return _upload_stream(s3, bucket, stream, size, draft, tuning)
     path = Path(path_or_bytes)
     if ext is None:
         ext = path.suffix.lstrip(".").lower()
@@ -149,12 +159,36 @@ def upload_segment(
     draft = _check_arguments(kind, device, start, duration_ms, ext)
     tuning.check()
     try:
-        with path.open("rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
+        with path.open("rb") as file:
+            stream, size = _streamable(draft, file, os.fstat(file.fileno()).st_size, as_is)
             return _upload_stream(s3, bucket, stream, size, draft, tuning)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise UploadArgumentError("path", f"cannot read {str(path)!r}: {reason}") from None
+
+
+def _streamable(
+    draft: SegmentKey, stream: BinaryIO, size: int, as_is: bool
+) -> tuple[BinaryIO, int]:
+    """The bytes to upload: a video file checked against its extension, and a progressive
+    MP4 rewritten as fragmented MP4 (stream copy) unless ``as_is``."""
+    if draft.kind != "video":
+        return stream, size
+    head = stream.read(PROBE_BYTES)
+    stream.seek(0)
+    try:
+        facts = check_container(draft.ext, head, size)
+    except BadInput as exc:
+        raise UploadArgumentError("file", exc.message) from None
+    if as_is or facts.container is not Container.MP4_PROGRESSIVE:
+        return stream, size
+    from video_index.media.remux import fragment  # PyAV, only when a file needs it
+
+    try:
+        fragmented = fragment(stream.read())
+    except BadInput as exc:
+        raise UploadArgumentError("file", exc.message) from None
+    return io.BytesIO(fragmented), len(fragmented)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,31 @@
+"""Lambda entry point for clip exports: decorators and one call into the export worker."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from video_index.aws.clients import Clients
+from video_index.core.contract import ENV_BUCKET, EXPORT_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.settings import Settings
+from video_index.media.worker import ExportWorker, build_export_worker
+
+logger = Logger(service=EXPORT_SERVICE_NAME)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=EXPORT_SERVICE_NAME)
+tracer = Tracer(service=EXPORT_SERVICE_NAME)
+
+
+@cache
+def worker() -> ExportWorker:
+    """Built on the first invocation (not at import) and reused while the container lives."""
+    return build_export_worker(Settings.from_env(required=(ENV_BUCKET,)), Clients.default())
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return worker().handle(event, context)

@@ -1,0 +1,92 @@
+"""The local stack's AWS resources, made like the CDK stack makes them (docs/local.md).
+
+Queues with their dead-letter queues and redrive policies, the segment bucket
+with its S3 → SQS notifications on ``v1/`` and CORS for loopback pages, and the
+tables (:func:`video_index.core.table_schema.create_tables`). The settings come
+from the same modules the stack reads (``core.queue_settings``, ``core.contract``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from video_index.core.contract import INDEXED_PREFIX
+from video_index.core.queue_settings import (
+    DLQ_RETENTION_DAYS,
+    NOTIFIED_EVENTS,
+    QUEUE_RETENTION_DAYS,
+)
+
+_DAY_SECONDS: Final = 24 * 60 * 60
+#: Id of the bucket's notification configuration (as the CDK stack's handler names it).
+NOTIFICATION_ID: Final = "video-index-notifications"
+#: Pages on any loopback port may play the local stack's video (docs/local.md).
+LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*")
+
+
+def create_queue(
+    sqs: Any, name: str, dlq_name: str, *, visibility_timeout: int, max_receive_count: int
+) -> tuple[str, str]:
+    """A queue and its dead-letter queue (redrive after ``max_receive_count``): the URLs."""
+    dlq_url = str(
+        sqs.create_queue(
+            QueueName=dlq_name,
+            Attributes={"MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * _DAY_SECONDS)},
+        )["QueueUrl"]
+    )
+    redrive = {"deadLetterTargetArn": queue_arn(sqs, dlq_url), "maxReceiveCount": max_receive_count}
+    queue_url = str(
+        sqs.create_queue(
+            QueueName=name,
+            Attributes={
+                "VisibilityTimeout": str(visibility_timeout),
+                "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * _DAY_SECONDS),
+                "RedrivePolicy": json.dumps(redrive),
+            },
+        )["QueueUrl"]
+    )
+    return queue_url, dlq_url
+
+
+def queue_arn(sqs: Any, url: str) -> str:
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return str(attributes["Attributes"]["QueueArn"])
+
+
+def create_bucket(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
+    """The segment bucket, notifying ``queue_url`` of every change under ``v1/``.
+
+    Not versioned, unlike the deployed bucket: moto sends no notification for a
+    delete that creates a delete marker, so the read model would never see deletes.
+    """
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_notification_configuration(
+        Bucket=bucket,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {
+                    "Id": NOTIFICATION_ID,
+                    "QueueArn": queue_arn(sqs, queue_url),
+                    "Events": list(NOTIFIED_EVENTS),
+                    "Filter": {
+                        "Key": {"FilterRules": [{"Name": "prefix", "Value": INDEXED_PREFIX}]}
+                    },
+                }
+            ]
+        },
+    )
+    s3.put_bucket_cors(
+        Bucket=bucket,
+        CORSConfiguration={
+            "CORSRules": [
+                {
+                    "AllowedOrigins": list(LOOPBACK_ORIGINS),
+                    "AllowedMethods": ["GET", "HEAD"],
+                    "AllowedHeaders": ["Range", "Authorization"],
+                    "ExposeHeaders": ["Content-Length", "Content-Range", "ETag"],
+                    "MaxAgeSeconds": 3600,
+                }
+            ]
+        },
+    )

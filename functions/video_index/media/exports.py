@@ -1,0 +1,172 @@
+"""Clip export: one MP4 of a device's video in a window (docs/playback.md).
+
+``create`` checks the request (window at most 6 hours, the window's files at most
+``max_export_bytes``), writes the job to S3 and queues it; a worker (the export
+Lambda, or a thread of ``video-index local``) ``run``s it: the window's files are
+stream-copied, in time order and gaps skipped, into one MP4 with ``faststart``
+(:func:`video_index.media.remux.export_mp4`), stored as derived data beside the
+job and served by a presigned URL.
+
+A job's whole state is two objects in the segment bucket, outside ``v1/``:
+``exports/<id>/job.json`` (written at every state change) and
+``exports/<id>/clip.mp4``; a lifecycle rule expires both (default 7 days). No
+table holds exports: S3 is the only truth here too, and a rebuild of the read
+model cannot lose one. ``run`` is idempotent: a job already done or failed is
+left as it is, and a job interrupted while running is simply run again.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from video_index.aws.objects import ObjectMissing, ObjectStore
+from video_index.core.contract import EXPORTS_PREFIX
+from video_index.core.errors import BadInput, NotFound
+from video_index.core.timeunits import HOUR_MS, iso_ms
+
+#: The longest window one export covers.
+MAX_EXPORT_WINDOW_MS: Final = 6 * HOUR_MS
+EXPORT_ID_PATTERN: Final = r"^[0-9a-f]{32}$"
+
+Progress = Callable[[int, int], None]
+
+
+class ExportState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ExportJob(BaseModel):
+    """``exports/<id>/job.json``: what was asked, what it covers, how it ended."""
+
+    export_id: str
+    device: str
+    from_ms: int
+    to_ms: int
+    state: ExportState = ExportState.QUEUED
+    #: The window's files, in time order, as they were when the job was created.
+    keys: list[str]
+    segments: int
+    bytes: int
+    created_at: str
+    updated_at: str
+    error: str | None = None
+    #: The clip's size once done.
+    clip_bytes: int | None = None
+
+
+def job_key(export_id: str) -> str:
+    return f"{EXPORTS_PREFIX}{export_id}/job.json"
+
+
+def clip_key(export_id: str) -> str:
+    return f"{EXPORTS_PREFIX}{export_id}/clip.mp4"
+
+
+class Exports:
+    """Create, look up and run clip exports of one deployment."""
+
+    def __init__(
+        self,
+        objects: ObjectStore,
+        *,
+        enqueue: Callable[[str], None],
+        max_bytes: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._objects = objects
+        self._enqueue = enqueue
+        self.max_bytes = max_bytes
+        self._clock = clock
+
+    def create(self, device: str, from_ms: int, to_ms: int, entries: list[Any]) -> ExportJob:
+        """A queued job over ``entries`` (the window's video entries, in time order)."""
+        if to_ms - from_ms > MAX_EXPORT_WINDOW_MS:
+            raise BadInput(
+                "to", f"an export covers at most {MAX_EXPORT_WINDOW_MS // HOUR_MS} hours"
+            )
+        files = [e for e in entries if e.playable]
+        total = sum(e.size for e in files)
+        if total > self.max_bytes:
+            raise BadInput(
+                "to",
+                f"the window holds {total} bytes of video, more than max_export_bytes "
+                f"({self.max_bytes}): export a shorter window",
+            )
+        now = iso_ms(int(self._clock() * 1000))
+        job = ExportJob(
+            export_id=uuid.uuid4().hex,
+            device=device,
+            from_ms=from_ms,
+            to_ms=to_ms,
+            keys=[e.key for e in files],
+            segments=len(files),
+            bytes=total,
+            created_at=now,
+            updated_at=now,
+        )
+        self._save(job)
+        self._enqueue(job.export_id)
+        return job
+
+    def get(self, export_id: str) -> ExportJob:
+        try:
+            return ExportJob.model_validate(self._objects.get_json(job_key(export_id)))
+        except ObjectMissing:
+            raise NotFound("export_id", f"no export {export_id}") from None
+
+    def clip_url(self, export_id: str, presign: Callable[[str], str]) -> str:
+        return presign(clip_key(export_id))
+
+    def run(self, export_id: str, progress: Progress | None = None) -> ExportJob:
+        """Make the job's clip; a job that cannot be made ends ``failed`` with the reason."""
+        from video_index.media.remux import export_mp4  # PyAV: only where clips are made
+
+        job = self.get(export_id)
+        if job.state in (ExportState.DONE, ExportState.FAILED):
+            return job
+        job = self._update(job, state=ExportState.RUNNING)
+        if not job.keys:
+            return self._update(
+                job, state=ExportState.FAILED, error="no playable video in the window"
+            )
+        with tempfile.TemporaryDirectory(prefix="export-") as folder:
+            sources = []
+            for index, key in enumerate(job.keys):
+                path = Path(folder) / f"{index:06d}"
+                try:
+                    path.write_bytes(self._objects.get_bytes(key))
+                except ObjectMissing:
+                    continue  # deleted since the request: the clip is what still exists
+                sources.append(path)
+            if not sources:
+                return self._update(
+                    job, state=ExportState.FAILED, error="the window's video no longer exists"
+                )
+            clip = Path(folder) / "clip.mp4"
+            try:
+                result = export_mp4(sources, clip, progress=progress)
+            except BadInput as exc:
+                return self._update(job, state=ExportState.FAILED, error=exc.message)
+            self._objects.put_file(clip_key(export_id), str(clip), "video/mp4")
+        return self._update(job, state=ExportState.DONE, clip_bytes=result.bytes)
+
+    def _update(self, job: ExportJob, **changes: Any) -> ExportJob:
+        updated = job.model_copy(
+            update={**changes, "updated_at": iso_ms(int(self._clock() * 1000))}
+        )
+        self._save(updated)
+        return updated
+
+    def _save(self, job: ExportJob) -> None:
+        self._objects.put_json(job_key(job.export_id), job.model_dump(mode="json"))

@@ -1,0 +1,139 @@
+"""The media routes of the HTTP API (docs/api.md, docs/playback.md): a file's bytes by
+redirect, and clip exports.
+
+``GET /devices/{device}/media/{file}`` addresses a video file by its key's file
+name (``<start>_<duration>_<id>.<ext>``), which with the device gives the whole
+key: no lookup, and no way to reach a key outside the device's video prefix. It
+answers 302 to a presigned GET made at that moment (``?part=init|data``: to the
+file's fragmented rendition, made on first use), so playlist URIs never expire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from video_index.core.errors import BadInput
+from video_index.core.keys import InvalidKeyError, parse_key
+from video_index.core.layout import key_of_segment_item, segment_pk
+from video_index.core.timeunits import iso_ms
+from video_index.media.exports import EXPORT_ID_PATTERN, ExportJob, ExportState
+from video_index.query import params
+from video_index.query.context import responses, services
+
+#: A video key's file name (the key grammar itself is checked by ``parse_key``).
+FILE_PATTERN: Final = r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z_[0-9]{1,9}_[a-z0-9]{1,64}\.(mp4|ts)$"
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+class ExportRequest(BaseModel):
+    """``POST /devices/{device}/exports``: the window to export (at most 6 hours)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    from_: str = Field(alias="from", max_length=params.MAX_TIME_LENGTH)
+    to: str = Field(max_length=params.MAX_TIME_LENGTH)
+
+
+class ExportOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    export_id: str
+    device: str
+    state: ExportState
+    from_: str = Field(alias="from")
+    to: str
+    segments: int
+    bytes: int
+    created_at: str
+    updated_at: str
+    url: str | None = None
+    error: str | None = None
+
+
+def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
+    return ExportOut(
+        export_id=job.export_id,
+        device=job.device,
+        state=job.state,
+        from_=iso_ms(job.from_ms),
+        to=iso_ms(job.to_ms),
+        segments=job.segments,
+        bytes=job.bytes,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+        url=url,
+        error=job.error,
+    )
+
+
+def _video_key(device: str, file: str) -> str:
+    key = key_of_segment_item(segment_pk(0, device, "video"), file)
+    try:
+        parse_key(key)
+    except InvalidKeyError as exc:
+        raise BadInput("file", exc.reason) from None
+    return key
+
+
+Device = Annotated[str, Path(max_length=64)]
+File = Annotated[str, Path(pattern=FILE_PATTERN, max_length=96)]
+Part = Annotated[Literal["init", "data"] | None, Query()]
+
+
+@router.get(
+    "/devices/<device>/media/<file>",
+    responses=responses(
+        success=302,
+        ok={
+            "description": "A redirect to a short-lived presigned GET of the file (or of its "
+            "rendition's init or media)",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        },
+    ),
+)
+def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
+    device = params.device(device)
+    key = _video_key(device, file)
+    svc = services()
+    if part is not None:
+        init_key, data_key = svc.renditions.ensure(key)
+        key = init_key if part == "init" else data_key
+    return Response(
+        status_code=302,
+        headers={"Location": svc.presign(key), "Cache-Control": "no-store"},
+        body="",
+    )
+
+
+@router.post(
+    "/devices/<device>/exports",
+    responses=responses(415, success=202, ok={"description": "The export job, queued"}),
+)
+def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
+    device = params.device(device)
+    start_ms, end_ms = params.window(request.from_, request.to, params.MAX_WINDOW_MS)
+    svc = services()
+    entries = list(svc.queries.window_entries(device, "video", start_ms, end_ms))
+    job = svc.exports.create(device, start_ms, end_ms, entries)
+    return Response(
+        status_code=202,
+        content_type="application/json",
+        body=_export_out(job).model_dump(mode="json", by_alias=True),
+        headers={"Location": f"/exports/{job.export_id}"},
+    )
+
+
+@router.get("/exports/<export_id>", responses=responses(404))
+def get_export(
+    export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],
+) -> ExportOut:
+    svc = services()
+    job = svc.exports.get(export_id)
+    url = svc.exports.clip_url(export_id, svc.presign) if job.state is ExportState.DONE else None
+    return _export_out(job, url)

@@ -1,0 +1,107 @@
+"""Infrastructure of playback and export (docs/playback.md): the export pipeline, CORS.
+
+The default template comes from the session ``synth``; viewer origins set by context
+get one more synthesis of the whole app (module scope).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infra.template import Synth, as_list, synthesize
+
+VIEWER = "https://viewer.example.com"
+
+
+@pytest.fixture(scope="module")
+def viewer_synth() -> Synth:
+    # Given the app synthesized with -c viewer_origins=<one origin>
+    return synthesize({"viewer_origins": VIEWER})
+
+
+def test_export_function_has_the_time_memory_and_disk_a_long_clip_needs(synth: Synth) -> None:
+    # Given the export function
+    props = synth.props(synth.stack.exports.function)
+    # Then it may run Lambda's maximum 15 minutes, with 3 GB and 10 GB of /tmp by default
+    assert props["Timeout"] == 900
+    assert props["MemorySize"] == 3008
+    assert props["EphemeralStorage"] == {"Size": 10240}
+    assert props["Handler"] == "video_index.handlers.export.handler"
+    assert props["Environment"]["Variables"]["VIDEO_INDEX_MAX_EXPORT_BYTES"] == str(2 * 1024**3)
+
+
+def test_export_queue_feeds_one_job_per_invocation_and_parks_poison_jobs(synth: Synth) -> None:
+    # Given the export queue and the mapping that feeds the export function
+    exports = synth.stack.exports
+    queue = synth.props(exports.queue)
+    mappings = synth.of_type("AWS::Lambda::EventSourceMapping").values()
+    (mapping,) = [
+        m["Properties"]
+        for m in mappings
+        if m["Properties"]["FunctionName"] == synth.ref(exports.function)
+    ]
+    # Then one job per invocation, with partial batch responses
+    assert mapping["EventSourceArn"] == synth.arn(exports.queue)
+    assert mapping["BatchSize"] == 1
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # And a job is hidden for six times the function timeout (AWS's advice for SQS sources)
+    assert queue["VisibilityTimeout"] == 6 * 900
+    # And a job failing transiently again and again ends in the export DLQ
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == synth.arn(exports.dead_letter_queue)
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == 5
+    # And an export DLQ that is not empty raises an alarm on the alarm topic
+    alarm = synth.props(synth.stack.monitoring.dlq_alarms["Export"])
+    assert alarm["Dimensions"][0]["Value"] == {
+        "Fn::GetAtt": [synth.logical_id(exports.dead_letter_queue), "QueueName"]
+    }
+    assert alarm["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
+
+
+def test_export_role_reads_video_and_writes_exports_only(synth: Synth) -> None:
+    # Given the export role's statements
+    exports = synth.stack.exports
+    statements = synth.policy_statements(exports.role)
+    by_sid = {s.get("Sid"): s for s in statements}
+    bucket_arn = synth.arn(synth.stack.storage.bucket)
+    # Then it reads segment objects under v1/ and lists the bucket (404 for a missing key)
+    assert by_sid["ReadSegmentObjects"]["Action"] == "s3:GetObject"
+    assert by_sid["ReadSegmentObjects"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
+    assert by_sid["ListSegmentKeys"]["Resource"] == bucket_arn
+    # And it reads and writes its jobs and clips under exports/ only
+    assert by_sid["ReadWriteExports"]["Action"] == ["s3:GetObject", "s3:PutObject"]
+    assert by_sid["ReadWriteExports"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/exports/*"]]}
+    # And it writes its own logs; CDK adds X-Ray and consuming the export queue
+    assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(exports.log_group)
+    generated = [s for s in statements if "Sid" not in s]
+    assert sorted(str(s["Resource"]) for s in generated) == sorted(
+        [str(synth.arn(exports.queue)), "*"]
+    )
+    # And nothing else: no table, no S3 delete, no wildcard action
+    assert len(statements) == 6
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert not any(a.startswith(("dynamodb:", "s3:Delete")) or "*" in a for a in actions)
+
+
+def test_without_viewer_origins_no_browser_origin_is_allowed(synth: Synth) -> None:
+    # Given the default settings (no viewer origins)
+    # Then the bucket has no CORS rules and the API no CORS configuration
+    assert "CorsConfiguration" not in synth.props(synth.stack.storage.bucket)
+    assert "CorsConfiguration" not in synth.props(synth.stack.api.http_api)
+
+
+def test_viewer_origins_reach_the_bucket_and_the_api_and_nothing_more(viewer_synth: Synth) -> None:
+    stack = viewer_synth.stack
+    # Given the bucket's CORS rules
+    (rule,) = viewer_synth.props(stack.storage.bucket)["CorsConfiguration"]["CorsRules"]
+    # Then only the viewer origin may read (GET, HEAD) with ranges, seeing sizes and ranges
+    assert rule["AllowedOrigins"] == [VIEWER]
+    assert sorted(rule["AllowedMethods"]) == ["GET", "HEAD"]
+    assert "range" in [h.lower() for h in rule["AllowedHeaders"]]
+    assert {"content-length", "content-range"} <= set(rule["ExposedHeaders"])
+    # And the API answers preflights for that origin only
+    cors: dict[str, Any] = viewer_synth.props(stack.api.http_api)["CorsConfiguration"]
+    assert cors["AllowOrigins"] == [VIEWER]
+    assert "authorization" in cors["AllowHeaders"]
+    assert "location" in cors["ExposeHeaders"]
