@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
@@ -152,6 +152,12 @@ class QueryApi(Construct):
                 authorizer=self.authorizer,
             )
         self.stage = self._configure_default_stage(settings)
+
+    @property
+    def origin(self) -> str:
+        """The API's own origin (``https://<id>.execute-api.<region>.<suffix>``)."""
+        stack = Stack.of(self)
+        return f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
 
     @property
     def url(self) -> str:

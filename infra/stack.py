@@ -55,6 +55,12 @@ class VideoIndexStack(Stack):
             table=self.read_model.table,
             export_queue=self.exports.queue,
         )
+        # Players follow the API's media redirects to presigned URLs. A page served from
+        # the API's own origin keeps that origin across the redirect; a page on another
+        # origin arrives with `Origin: null` (a cross-origin redirect taints it), so its
+        # direct fetches (overlays, clips) work but redirected media does not
+        # (docs/playback.md).
+        self.storage.allow_reads_from(self.api.origin, *settings.cors_origins)
         self.reconcile = ReconcileAndRebuild(
             self,
             "Reconcile",

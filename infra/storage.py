@@ -122,7 +122,6 @@ class SegmentStorage(Construct):
             ],
             # The source of truth: never deleted together with the stack.
             removal_policy=RemovalPolicy.RETAIN,
-            cors=self._cors_rules(settings),
         )
         self.inventory_prefix = INVENTORY_PREFIX
         self.inventory_id = INVENTORY_ID
@@ -141,21 +140,16 @@ class SegmentStorage(Construct):
         """``s3://`` URI of the inventory destination folder (where reconcile looks)."""
         return f"s3://{self.reports_bucket.bucket_name}/{self.inventory_destination_prefix}"
 
-    @staticmethod
-    def _cors_rules(settings: StackSettings) -> list[s3.CorsRule] | None:
-        """Pages on the configured viewer origins may GET (with ``Range``) what the API's
-        presigned URLs point at; no other origin may read the responses (docs/playback.md)."""
-        if not settings.cors_origins:
-            return None
-        return [
-            s3.CorsRule(
-                allowed_origins=list(settings.cors_origins),
-                allowed_methods=[s3.HttpMethods.GET, s3.HttpMethods.HEAD],
-                allowed_headers=["range", "authorization"],
-                exposed_headers=list(CORS_EXPOSED_HEADERS),
-                max_age=CORS_MAX_AGE_SECONDS,
-            )
-        ]
+    def allow_reads_from(self, *origins: str) -> None:
+        """Pages on ``origins`` may GET (with ``Range``) what the API's presigned URLs point
+        at, and read the answers; no other origin may (docs/playback.md)."""
+        self.bucket.add_cors_rule(
+            allowed_origins=list(origins),
+            allowed_methods=[s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+            allowed_headers=["range", "authorization"],
+            exposed_headers=list(CORS_EXPOSED_HEADERS),
+            max_age=CORS_MAX_AGE_SECONDS,
+        )
 
     @staticmethod
     def _segment_lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:

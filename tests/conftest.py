@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
+from tests.support.local_stack import RunningStack, start_local, stop
 from tests.support.tables import TableFactory, make_table_factory
 from video_index.local.dynamodb_local import DynamoDBLocal
 
@@ -48,3 +49,17 @@ def aws() -> Iterator[None]:
     """moto for S3/SQS (and DynamoDB when the engine is moto); DynamoDB Local passes through."""
     with mock_aws():
         yield
+
+
+@pytest.fixture(scope="session")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    """``video-index local --visibility-timeout 2`` for the session; stopped afterwards.
+
+    Tests sharing it must not depend on one another: each uses its own device (the
+    poison-message test leaves the DLQ non-empty).
+    """
+    stack = start_local(tmp_path_factory.mktemp("local"), "--visibility-timeout", "2")
+    try:
+        yield stack
+    finally:
+        stop(stack.process)

@@ -84,10 +84,20 @@ def test_export_role_reads_video_and_writes_exports_only(synth: Synth) -> None:
     assert not any(a.startswith(("dynamodb:", "s3:Delete")) or "*" in a for a in actions)
 
 
-def test_without_viewer_origins_no_browser_origin_is_allowed(synth: Synth) -> None:
+def _api_origin(synth: Synth) -> dict[str, Any]:
+    api_id = synth.ref(synth.stack.api.http_api)
+    suffix = ".execute-api.", {"Ref": "AWS::Region"}, ".", {"Ref": "AWS::URLSuffix"}
+    return {"Fn::Join": ["", ["https://", api_id, *suffix]]}
+
+
+def test_without_viewer_origins_only_the_api_origin_reads_the_bucket(synth: Synth) -> None:
     # Given the default settings (no viewer origins)
-    # Then the bucket has no CORS rules and the API no CORS configuration
-    assert "CorsConfiguration" not in synth.props(synth.stack.storage.bucket)
+    # Then the bucket lets only the API's own origin (where the viewer is served, and
+    # whose media redirects keep that origin) read presigned objects, GET and HEAD only
+    (rule,) = synth.props(synth.stack.storage.bucket)["CorsConfiguration"]["CorsRules"]
+    assert rule["AllowedOrigins"] == [_api_origin(synth)]
+    assert sorted(rule["AllowedMethods"]) == ["GET", "HEAD"]
+    # And the API has no CORS configuration: no other page may call it
     assert "CorsConfiguration" not in synth.props(synth.stack.api.http_api)
 
 
@@ -95,8 +105,9 @@ def test_viewer_origins_reach_the_bucket_and_the_api_and_nothing_more(viewer_syn
     stack = viewer_synth.stack
     # Given the bucket's CORS rules
     (rule,) = viewer_synth.props(stack.storage.bucket)["CorsConfiguration"]["CorsRules"]
-    # Then only the viewer origin may read (GET, HEAD) with ranges, seeing sizes and ranges
-    assert rule["AllowedOrigins"] == [VIEWER]
+    # Then the API's origin and the viewer origin may read (GET, HEAD) with ranges,
+    # seeing sizes and ranges
+    assert rule["AllowedOrigins"] == [_api_origin(viewer_synth), VIEWER]
     assert sorted(rule["AllowedMethods"]) == ["GET", "HEAD"]
     assert "range" in [h.lower() for h in rule["AllowedHeaders"]]
     assert {"content-length", "content-range"} <= set(rule["ExposedHeaders"])

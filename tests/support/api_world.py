@@ -91,7 +91,23 @@ class ApiWorld:
 
     def get(self, path: str, query: str = "") -> tuple[int, Any, dict[str, str]]:
         """Call the API like API Gateway does; returns (status, decoded body, headers)."""
-        response = api.app.resolve(ev.http_request(path, query), None)  # type: ignore[arg-type]
+        return self.call("GET", path, query)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        query: str = "",
+        *,
+        body: str | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any, dict[str, str]]:
+        """Any request, with a body; returns (status, decoded body, headers)."""
+        event = ev.http_request(path, query, method)
+        if body is not None:
+            event["body"] = body
+            event["headers"]["content-type"] = content_type
+        response = api.app.resolve(event, None)  # type: ignore[arg-type]
         headers = response.get("headers") or {}
         body = response["body"]
         if "json" in headers.get("Content-Type", "application/json"):

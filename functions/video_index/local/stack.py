@@ -66,12 +66,17 @@ class MotoServer:
     """moto's server app on a loopback port (all services on one port), without access log."""
 
     def __init__(self, port: int = 0) -> None:
+        from moto.moto_server import werkzeug_app
         from moto.moto_server.werkzeug_app import (
             DomainDispatcherApplication,
             MotoRequestHandler,
             create_backend_app,
         )
         from werkzeug.serving import make_server
+
+        # moto's server would add `Access-Control-Allow-Origin: *` to every answer; S3
+        # answers CORS from the bucket's own rules only, and so must the local bucket.
+        werkzeug_app.DISABLE_GLOBAL_CORS = True
 
         class QuietHandler(MotoRequestHandler):
             def log_request(self, *args: Any, **kwargs: Any) -> None:

@@ -50,24 +50,44 @@ TIMELINE: Final = Fraction(1, 90_000)
 _TO_ANNEX_B: Final[dict[str, str]] = {"h264": "h264_mp4toannexb", "hevc": "hevc_mp4toannexb"}
 
 
-def fragment(progressive: bytes) -> bytes:
+def fragment(progressive: bytes, *, decode_start_ms: int | None = None) -> bytes:
     """A progressive (or any) MP4 rewritten as fragmented MP4 by stream copy: same packets, same
     frames, an init (ftyp+moov) then moof+mdat fragments (a fragment per keyframe). Raises
-    BadInput("file", reason) when the bytes are not a readable video file."""
+    BadInput("file", reason) when the bytes are not a readable video file.
+
+    With ``decode_start_ms`` (the file's wall-clock start, ms since the Unix epoch) the
+    fragments' decode times (``tfdt``, 64-bit) continue from it instead of from 0, so the
+    files of one camera carry increasing decode times: FFmpeg's HLS demuxer feeds every
+    file of a playlist to one MP4 demuxer, which drops a fragment whose decode time goes
+    back (docs/playback.md); hls.js and Safari do not care either way."""
     import av
 
+    movflags, options = FRAGMENTED_MOVFLAGS, {}
+    if decode_start_ms is not None:
+        # frag_discont: keep the packets' own decode times (not rebased to 0);
+        # avoid_negative_ts=disabled: and do not shift them either.
+        movflags, options = f"{movflags}+frag_discont", {"avoid_negative_ts": "disabled"}
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "fragmented.mp4"
         with _opened(progressive, "file") as source:
             try:
                 output: Any = av.open(
-                    str(target), mode="w", format="mp4", options={"movflags": FRAGMENTED_MOVFLAGS}
+                    str(target), mode="w", format="mp4", options={"movflags": movflags, **options}
                 )
                 with output:
                     copies = _copy_streams(source, output)
+                    shifts: dict[int, int] = {}
                     for packet in source.demux(*[source.streams[i] for i in copies]):
-                        if packet.pts is None:
+                        if packet.pts is None or packet.dts is None:
                             continue  # a demuxer's flush packet: no data
+                        if decode_start_ms is not None:
+                            shift = shifts.setdefault(
+                                packet.stream_index,
+                                int(Fraction(decode_start_ms, 1000) / packet.time_base)
+                                - packet.dts,
+                            )
+                            packet.pts += shift
+                            packet.dts += shift
                         packet.stream = copies[packet.stream_index]
                         output.mux(packet)
             except av.FFmpegError as error:

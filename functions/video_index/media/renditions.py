@@ -23,6 +23,8 @@ from typing import Final
 from video_index.aws.objects import ObjectStore
 from video_index.core.contract import RENDITIONS_PREFIX
 from video_index.core.errors import Conflict
+from video_index.core.keys import parse_key
+from video_index.core.timeunits import to_epoch_ms
 from video_index.media.probe import PROBE_BYTES, Container, probe
 
 #: Sources larger than this are not rendered on demand (the API function's memory).
@@ -71,7 +73,8 @@ class Renditions:
             )
         from video_index.media.remux import fragment  # PyAV: only where renditions are made
 
-        init, data = split_init(fragment(self._objects.get_bytes(key)))
+        start_ms = to_epoch_ms(parse_key(key).start)
+        init, data = split_init(fragment(self._objects.get_bytes(key), decode_start_ms=start_ms))
         self._objects.put_bytes(init_key, init, "video/mp4")
         self._objects.put_bytes(data_key, data, "video/iso.segment")
         return init_key, data_key

@@ -3,8 +3,9 @@
 Runs as the export Lambda (SQS event source, partial batch responses) and, in
 ``video-index local``, as a Lambda-like worker thread. A job that cannot be made
 ends ``failed`` with its reason (the message is consumed); a transient failure
-(S3 throttling, a timeout) fails the record, so SQS delivers it again and, after
-``maxReceiveCount`` receives, parks it in the export DLQ.
+(S3 throttling, a timeout) or a message that names no job fails the record, so SQS
+delivers it again and, after ``maxReceiveCount`` receives, parks it in the export
+DLQ, where the DLQ alarm shows it: nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -46,11 +47,7 @@ class ExportWorker:
         try:
             export_id = str(json.loads(record.body)["export_id"])
         except (ValueError, KeyError, TypeError) as exc:
-            # Not a message this product sends: say so and consume it (a retry cannot help).
-            logger.error(
-                "malformed export message", extra={"body": record.body, "reason": repr(exc)}
-            )
-            return
+            raise BadInput("body", f"not an export message ({exc!r}): {record.body[:200]!r}") from None
         job = self.exports.run(export_id)
         logger.info(
             "export finished",

@@ -51,6 +51,7 @@ from video_index.core.keys import (
     validate_device,
     validate_kind,
 )
+from video_index.core.timeunits import to_epoch_ms
 from video_index.media.probe import PROBE_BYTES, Container, check_container
 from video_index.upload.results import UploadArgumentError, UploadResult
 from video_index.upload.retry import RetryPolicy
@@ -185,7 +186,7 @@ def _streamable(
     from video_index.media.remux import fragment  # PyAV, only when a file needs it
 
     try:
-        fragmented = fragment(stream.read())
+        fragmented = fragment(stream.read(), decode_start_ms=to_epoch_ms(draft.start))
     except BadInput as exc:
         raise UploadArgumentError("file", exc.message) from None
     return io.BytesIO(fragmented), len(fragmented)
