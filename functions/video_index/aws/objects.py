@@ -10,7 +10,7 @@ anything else (permissions, a malformed request) is :class:`ObjectStoreError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -187,7 +187,7 @@ class ObjectStore:
                 raise
             raise s3_error(cause, f"S3 PUT {self.uri(key)}") from exc
 
-    def delete(self, keys: list[str]) -> None:
+    def delete(self, keys: Sequence[str]) -> None:
         """Delete (the current versions of) ``keys``, 1,000 per request; missing keys are fine."""
         for start in range(0, len(keys), 1000):
             chunk = keys[start : start + 1000]

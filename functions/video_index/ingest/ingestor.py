@@ -160,7 +160,8 @@ class Ingestor:
         version_id: str | None = None,
     ) -> None:
         """The transition, with the media facts of a present video object."""
-        facts = None
+        container: str | None = None
+        init_end: int | None = None
         if new.present and current is not None and current.state == new and current.container:
             container, init_end = current.container, current.init_end  # same bytes: same facts
         else:

@@ -76,7 +76,7 @@ class MotoServer:
 
         # moto's server would add `Access-Control-Allow-Origin: *` to every answer; S3
         # answers CORS from the bucket's own rules only, and so must the local bucket.
-        werkzeug_app.DISABLE_GLOBAL_CORS = True
+        werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
 
         class QuietHandler(MotoRequestHandler):
             def log_request(self, *args: Any, **kwargs: Any) -> None:

@@ -47,7 +47,8 @@ class ExportWorker:
         try:
             export_id = str(json.loads(record.body)["export_id"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise BadInput("body", f"not an export message ({exc!r}): {record.body[:200]!r}") from None
+            reason = f"not an export message ({exc!r}): {record.body[:200]!r}"
+            raise BadInput("body", reason) from None
         job = self.exports.run(export_id)
         logger.info(
             "export finished",

@@ -17,8 +17,10 @@ answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.respo
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, Final
 
@@ -44,23 +46,37 @@ _METHODS: Final = ("get", "put", "post", "delete", "patch")
 
 
 class _Resolver(APIGatewayHttpResolver):
-    """The resolver, refusing a body that is not JSON with 415 before anything parses it
-    (Powertools' validation would parse a form or multipart body, and fail on a bad one)."""
+    """The resolver, refusing a body it cannot read as JSON before anything parses it
+    (Powertools would parse a form or multipart body, or decode a base64 body as UTF-8,
+    and fail with a 500 on a bad one)."""
 
-    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        headers = event.get("headers") or {}
-        declared = str(headers.get("content-type", "")).split(";", 1)[0].strip().lower()
-        if event.get("body") and declared and declared != "application/json":
-            refusal = error(
-                415, f"the body must be application/json, not {declared!r}", "Content-Type"
-            )
-            return {
-                "statusCode": refusal.status_code,
-                "headers": {"Content-Type": refusal.content_type},
-                "body": json.dumps(refusal.body),
-                "isBase64Encoded": False,
-            }
-        return super().resolve(event, context)
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        refusal = _unreadable_body(event)
+        if refusal is None:
+            return super().resolve(event, context)
+        return {
+            "statusCode": refusal.status_code,
+            "headers": {"Content-Type": refusal.content_type},
+            "body": json.dumps(refusal.body),
+            "isBase64Encoded": False,
+        }
+
+
+def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
+    """415 for a body declared as anything but JSON, 400 for one that is not UTF-8."""
+    body = event.get("body")
+    if not body:
+        return None
+    headers = event.get("headers") or {}
+    declared = str(headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+    if declared and declared != "application/json":
+        return error(415, f"the body must be application/json, not {declared!r}", "Content-Type")
+    if event.get("isBase64Encoded"):
+        try:
+            base64.b64decode(body).decode()
+        except (ValueError, UnicodeDecodeError):
+            return error(400, "the body is not UTF-8 text (JSON is)", "body")
+    return None
 
 
 app = _Resolver(enable_validation=True)
