@@ -35,13 +35,13 @@ from video_index.ops.payloads import (
     RebuildBatch,
     RebuildFinishInput,
     RebuildGeneration,
+    RebuildInput,
     RebuildStartOutput,
     ReconcileBatch,
     ReconcileInput,
     RepairCounts,
     ReportInput,
     S3Location,
-    SourceInput,
 )
 from video_index.ops.rebuild import DEFAULT_SETTLE_SECONDS, partitions_of
 from video_index.ops.report import PartitionResult, ReconcileReport
@@ -137,7 +137,7 @@ def reconcile_report(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def rebuild_start(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
-    request: SourceInput = SourceInput.parse({"source": "list", **event})
+    request: RebuildInput = RebuildInput.parse(event)
     objects, _ = ops.objects(request.source, request.manifest_uri())
     partitions = partitions_of(objects)
     status = ops.rebuilder.start(partitions)
