@@ -44,7 +44,8 @@ def _following(
 
 def reconcile(args: argparse.Namespace, console: Console, name: str) -> int:
     from video_index.core.contract import reconcile_object_key
-    from video_index.ops.jobs import RECONCILE, no_progress
+    from video_index.ops.follow import no_progress
+    from video_index.ops.jobs import RECONCILE
 
     if args.json:  # stdout holds the report alone; what happens meanwhile goes to stderr
         console = Console(stderr=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -25,10 +26,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from video_index.aws.executions import Execution
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
-from video_index.ops.jobs import Progress as JobProgress
-from video_index.ops.jobs import Snapshot, follow
+from video_index.ops.follow import Progress as JobProgress
+from video_index.ops.follow import Snapshot, follow
+
+if TYPE_CHECKING:
+    from video_index.aws.executions import Execution
 
 
 def pause(seconds: float) -> None:

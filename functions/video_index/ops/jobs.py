@@ -3,16 +3,14 @@
 A :class:`Job` names its state machine (a stack output) and the payload model its
 execution input must be (:mod:`video_index.ops.payloads`): the input is built and
 validated from that model, so a definition that reads the same model needs no change
-here. :func:`follow` watches any execution — the execution's status plus a progress
-source of the job's own (rebuild: the control item's partitions done/total) — and
-is what every deployed job's command uses (reconcile, rebuild, and later the
-deletion and restore jobs).
+here. Following an execution is :mod:`video_index.ops.follow`'s; a job brings its
+progress source (rebuild: the control item's partitions done/total).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,9 +25,10 @@ from video_index.core.contract import (
     OUTPUT_REBUILD_STATE_MACHINE,
     OUTPUT_RECONCILE_STATE_MACHINE,
 )
-from video_index.core.errors import BadInput, Conflict, VideoIndexError
+from video_index.core.errors import BadInput, Conflict
 from video_index.core.layout import CONTROL_PK, GENERATION_SK
 from video_index.ops.deployed import DeployedStack
+from video_index.ops.follow import Progress
 from video_index.ops.payloads import Payload, RebuildAbortInput, RebuildInput, ReconcileInput
 from video_index.ops.rebuild import RebuildError, RebuildInProgress, RebuildStatus
 
@@ -70,50 +69,6 @@ class Job:
 
 RECONCILE = Job("reconcile", OUTPUT_RECONCILE_STATE_MACHINE, ReconcileInput)
 REBUILD = Job("rebuild", OUTPUT_REBUILD_STATE_MACHINE, RebuildInput)
-
-
-# --- following an execution ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far a job is: its phase and, where known, items done of a total."""
-
-    phase: str
-    done: int = 0
-    total: int | None = None
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    execution: Execution
-    progress: Progress | None
-
-
-def follow(
-    describe: Callable[[], Execution],
-    progress: Callable[[], Progress | None],
-    wait: Callable[[], None],
-) -> Iterator[Snapshot]:
-    """Snapshots of an execution until it has finished (the last one is the outcome).
-
-    A progress read that fails (throttling, say) shows no progress this time; the
-    execution's own status is what decides the end.
-    """
-    while True:
-        execution = describe()
-        try:
-            current = progress()
-        except VideoIndexError:
-            current = None
-        yield Snapshot(execution, current)
-        if execution.finished:
-            return
-        wait()
-
-
-def no_progress() -> Progress | None:
-    return None
 
 
 # --- rebuild --------------------------------------------------------------------------------
