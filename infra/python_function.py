@@ -179,7 +179,7 @@ class LocalAssetBundling:
 
 def function_code(handler: str) -> lambda_.Code:
     """The asset of the function running ``handler``: built by local bundling at synthesis
-    (:class:`infra.assets.LocalAssetBundling`, never Docker) and named by its content.
+    (:class:`LocalAssetBundling`, never Docker) and named by its content.
 
     The bundling environment only describes the build (function, platform, pinned
     packages): CDK keys its bundle folder on it, so two functions that carry different

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -285,3 +286,18 @@ def test_every_package_of_the_map_is_pinned_and_explained() -> None:
     for package in {p for f in FUNCTIONS for p in f.packages}:
         # Then its exact version is pinned (a reproducible asset) and its reason is given
         assert package.version.count(".") >= 1 and package.why, package
+
+
+def test_the_deployment_doc_names_the_packages_of_the_dependency_map() -> None:
+    # Given the table of docs/deployment.md that says what each asset carries
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "deployment.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| ")}
+    for function in FUNCTIONS:
+        # Then each function's row names its handler and exactly its pinned packages
+        row = rows[function.name]
+        assert f"`{function.handler}`" in row
+        named = set(re.findall(r"`([A-Za-z0-9_.-]+==[A-Za-z0-9_.+-]+)`", row))
+        assert named == {p.requirement for p in function.packages}, row
+    # And the Powertools release it states is the one the layer version holds
+    layer = POWERTOOLS_LAYERS[StackSettings().powertools_layer_version]
+    assert f"Powertools {layer.release}" in " ".join(doc.split())
