@@ -195,6 +195,8 @@ class Invocation:
 
     result: Any
     import_seconds: float
+    #: CPU time of the import: what the import costs, whatever else the machine is doing.
+    import_cpu_seconds: float
     invoke_seconds: float
     #: ``__file__`` of each top-level module loaded, for the modules asked about.
     origins: dict[str, str | None]
@@ -269,6 +271,7 @@ def invoke(
     return Invocation(
         result=report["result"],
         import_seconds=report["import_seconds"],
+        import_cpu_seconds=report["import_cpu_seconds"],
         invoke_seconds=report["invoke_seconds"],
         origins=report["origins"],
         output=output,
