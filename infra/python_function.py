@@ -1,11 +1,13 @@
 """A video-index Python Lambda: the one way every function of the stack is built.
 
-Ingest, the API and reconcile/rebuild each run a handler from the same ``functions/``
-tree, the same way: python3.13 on arm64, the code as is (no bundling), dependencies
-from the public Powertools layer, active tracing, logs in a log group of its own with
-the stack's retention, and an execution role with only the statements written out
-for it (no managed policies). :func:`python_function` builds that and owns the
-cdk-nag acknowledgments it implies; what a function may do beyond logging and
+Ingest, the API, reconcile/rebuild and exports each run a handler from the same
+``functions/`` tree, the same way: python3.13 on arm64, Powertools from its public
+layer, an asset of its own that carries ``video_index`` and the packages the function
+needs beyond the runtime and the layer (:mod:`infra.dependencies`, built without
+Docker by :mod:`infra.assets` at synthesis), active tracing, logs in a log group of
+its own with the stack's retention, and an execution role with only the statements
+written out for it (no managed policies). :func:`python_function` builds that and owns
+the cdk-nag acknowledgments it implies; what a function may do beyond logging and
 tracing stays with the construct that calls it.
 
 The resources are created directly in the calling construct (``LogGroup``, ``Role``,
@@ -19,31 +21,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Size, Stack, Validations
+import jsii
+from aws_cdk import (
+    Acknowledgment,
+    AssetHashType,
+    BundlingOptions,
+    Duration,
+    ILocalBundling,
+    RemovalPolicy,
+    Size,
+    Stack,
+    Validations,
+)
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from infra.assets import DEVELOPER_PATHS, FUNCTIONS_DIR, LITTER, build_asset, describe
+from infra.dependencies import FunctionPackaging, packaging_of
 from infra.settings import StackSettings
 from video_index.core.contract import INDEXED_PREFIX, METRICS_NAMESPACE
 
-#: The ``functions/`` tree is the Lambda code as is: pure Python, no bundling, so
-#: synthesis needs neither Docker nor pip. Dependencies come from the Powertools layer.
-FUNCTIONS_DIR: Final = Path(__file__).resolve().parent.parent / "functions"
-#: Packages only developers and cameras run: never deployed (docs/deployment.md).
-DEVELOPER_PACKAGES: Final = ("video_index/cli", "video_index/local", "video_index/upload")
+#: What CDK fingerprints to name a bundle: the deployed part of the ``functions/`` tree
+#: (the asset itself is built by :func:`infra.assets.build_asset` and hashed as built).
 ASSET_EXCLUDES: Final = [
-    *DEVELOPER_PACKAGES,
-    "**/__pycache__",
-    "**/*.pyc",
-    "*.egg-info",
-    "**/.pytest_cache",
-    "**/.mypy_cache",
-    "**/.ruff_cache",
+    *DEVELOPER_PATHS,
+    *(f"**/{pattern}" for pattern in LITTER),
 ]
 
 #: Environment variables every function gets from here; callers leave them out.
@@ -140,7 +147,7 @@ def python_function(
         runtime=lambda_.Runtime.PYTHON_3_13,
         architecture=lambda_.Architecture.ARM_64,
         handler=handler,
-        code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
+        code=function_code(handler),
         layers=[powertools],
         tracing=lambda_.Tracing.ACTIVE,
         timeout=timeout,
@@ -156,6 +163,39 @@ def python_function(
     )
     Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
     return PythonFunction(log_group=log_group, role=role, function=function)
+
+
+@jsii.implements(ILocalBundling)
+class LocalAssetBundling:
+    """CDK local bundling: :func:`infra.assets.build_asset` of one function (no Docker)."""
+
+    def __init__(self, function: FunctionPackaging) -> None:
+        self._function = function
+
+    def try_bundle(self, output_dir: str, *args: Any, **kwargs: Any) -> bool:
+        build_asset(self._function, Path(output_dir))
+        return True
+
+
+def function_code(handler: str) -> lambda_.Code:
+    """The asset of the function running ``handler``: built by local bundling at synthesis
+    (:class:`LocalAssetBundling`, never Docker) and named by its content.
+
+    The bundling environment only describes the build (function, platform, pinned
+    packages): CDK keys its bundle folder on it, so two functions that carry different
+    packages never share a bundle; two that carry the same get the same asset.
+    """
+    packaging = packaging_of(handler)
+    return lambda_.Code.from_asset(
+        str(FUNCTIONS_DIR),
+        exclude=ASSET_EXCLUDES,
+        asset_hash_type=AssetHashType.OUTPUT,
+        bundling=BundlingOptions(
+            image=lambda_.Runtime.PYTHON_3_13.bundling_image,  # never run: local bundling
+            local=LocalAssetBundling(packaging),
+            environment={"VIDEO_INDEX_ASSET": describe(packaging)},
+        ),
+    )
 
 
 def segment_read_statements(

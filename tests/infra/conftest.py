@@ -1,2 +1,31 @@
-"""Infrastructure tests read the one synthesis of the session ``synth`` fixture
-(tests/conftest.py): the ops CLI's tests read the same template."""
+"""What running the synthesized functions needs: a Lambda-like environment and endpoints.
+
+Infrastructure tests read the one synthesis of the session ``synth`` fixture
+(tests/conftest.py): the ops CLI's tests read the same template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from infra.settings import StackSettings
+from tests.support.lambda_env import LambdaEnvironment, lambda_environment
+from video_index.local.stack import MotoServer
+
+
+@pytest.fixture(scope="session")
+def lambda_env() -> LambdaEnvironment:
+    """The python3.13 runtime's and the stack's Powertools layer's packages, nothing else."""
+    return lambda_environment(StackSettings().powertools_layer_version)
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[MotoServer]:
+    """S3 and SQS on a loopback port (each test makes its own buckets)."""
+    server = MotoServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -76,6 +76,17 @@ class Synth:
         logical_id = self.logical_id(construct)
         return f"${{{logical_id}.{attribute}}}" if attribute else f"${{{logical_id}}}"
 
+    def asset_folders(self) -> dict[str, Path]:
+        """The staged asset folder of each video-index function, by handler."""
+        directory = Path(self.app.synth().directory)
+        folders: dict[str, Path] = {}
+        for resource in self.of_type("AWS::Lambda::Function").values():
+            props = resource["Properties"]
+            if props.get("Handler", "").startswith("video_index."):
+                key = props["Code"]["S3Key"].removesuffix(".zip")
+                folders[props["Handler"]] = directory / f"asset.{key}"
+        return folders
+
     def lint(self, folder: Path) -> list[str]:
         """cfn-lint's findings on the template, but the accepted warnings."""
         path = folder / "template.json"

@@ -1,0 +1,193 @@
+"""Which Lambda function carries which packages: the one place that says it (docs/deployment.md).
+
+Every function runs a handler of the ``functions/`` tree on the ``python3.13`` runtime
+(arm64) with the public Powertools layer. What the runtime and the layer provide is
+not packaged; everything else a function imports is, in that function's asset only:
+
+* the runtime: the AWS SDK (``boto3``, ``botocore`` and what they need);
+* the layer: Powertools with all its extras (``pydantic``, ``aws-xray-sdk``, ...);
+* the asset: ``video_index`` without what only developers run, plus the packages of
+  :data:`FUNCTIONS` — pure-Python wheels as they are, native wheels built for the
+  function's architecture (manylinux ``aarch64``), fetched by pip at synthesis
+  (:mod:`infra.assets`; no Docker).
+
+The asset builder (:mod:`infra.python_function`), the tests that run each handler in a
+Lambda-like environment (``tests/infra/test_functions_as_deployed.py``), the import
+check that every third-party module a handler can reach is accounted for, the bench
+and docs/deployment.md all read this module, so they cannot drift apart.
+
+Why here and not in ``video_index.core.contract``: the contract holds names both sides
+read *at run time* (handlers, environment variables, prefixes). Which wheels go into
+which zip is a packaging fact: only synthesis and the tests read it, and it would be
+dead weight in every asset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from video_index.core.contract import (
+    API_HANDLER,
+    EXPORT_HANDLER,
+    INGEST_HANDLER,
+    RECONCILE_HANDLER,
+)
+
+# --- the platform every function runs on ------------------------------------------------
+
+#: The Lambda runtime (``python3.13``) and the Python version wheels are chosen for.
+LAMBDA_PYTHON_VERSION: Final = "3.13"
+#: The functions' architecture (Lambda's name) and the machine name in wheel tags.
+LAMBDA_ARCHITECTURE: Final = "arm64"
+LAMBDA_MACHINE: Final = "aarch64"
+#: The C library of the ``python3.13`` runtime (Amazon Linux 2023: glibc 2.34). A native
+#: wheel qualifies when its ``manylinux_2_N`` tag has N at most this.
+LAMBDA_GLIBC: Final = (2, 34)
+
+#: Distributions the runtime provides (the AWS SDK), as requirements for a Lambda-like
+#: environment. The runtime's SDK moves with AWS's runtime updates, so it is not pinned.
+RUNTIME_REQUIREMENTS: Final = ("boto3",)
+
+
+@dataclass(frozen=True)
+class PowertoolsLayer:
+    """What a version of the public layer ``AWSLambdaPowertoolsPythonV3-python313-arm64`` holds.
+
+    The layer is ``aws-lambda-powertools[all]`` of one release, installed when that release
+    was published, with the newest of its dependencies then (no boto3: the runtime has
+    it). A layer version never changes, so neither do its pydantic and the rest: a
+    Lambda-like environment installs the release with what PyPI offered before ``built``.
+    """
+
+    #: The Powertools release (the layer's description names it; the Powertools
+    #: documentation lists each release's layer version).
+    release: str
+    #: An ISO 8601 instant just after the release was published on PyPI.
+    built: str
+
+    @property
+    def requirement(self) -> str:
+        return f"aws-lambda-powertools[all]=={self.release}"
+
+
+#: The layers the stack may pin (``powertools_layer_version``), by layer version.
+POWERTOOLS_LAYERS: Final[Mapping[int, PowertoolsLayer]] = {
+    22: PowertoolsLayer(release="3.19.0", built="2025-08-13T00:00:00Z"),
+}
+
+
+def powertools_layer(layer_version: int) -> PowertoolsLayer:
+    """What the Powertools layer ``layer_version`` holds."""
+    try:
+        return POWERTOOLS_LAYERS[layer_version]
+    except KeyError:
+        raise KeyError(
+            f"Powertools layer version {layer_version} is not in POWERTOOLS_LAYERS "
+            "(infra/dependencies.py): say which Powertools release it holds"
+        ) from None
+
+
+# --- what the assets carry ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Package:
+    """A distribution a function's asset carries, pinned so the asset is reproducible."""
+
+    #: Distribution name (as pip knows it) and the exact version packaged.
+    name: str
+    version: str
+    #: The top-level module the code imports.
+    module: str
+    #: True when its wheels are platform wheels (built for :data:`LAMBDA_MACHINE`).
+    native: bool
+    #: Which code needs it, and why the runtime and the layer do not cover it.
+    why: str
+    #: The standard-library module that loads it when the code never imports it by name
+    #: (``zoneinfo`` reads its zones from ``tzdata``).
+    loaded_by: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+TZDATA: Final = Package(
+    name="tzdata",
+    version="2026.6",
+    module="tzdata",
+    native=False,
+    why=(
+        "IANA time zones for calendars (query/calendar.py, zoneinfo): the runtime image "
+        "is not promised to ship /usr/share/zoneinfo, and zoneinfo falls back to tzdata"
+    ),
+    loaded_by="zoneinfo",
+)
+PYAV: Final = Package(
+    name="av",
+    version="18.1.0",
+    module="av",
+    native=True,
+    why=(
+        "stream copy (media/remux.py): renditions made on request (API) and clip exports; "
+        "its wheel bundles the FFmpeg libraries"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class FunctionPackaging:
+    """One function: its name in the docs and tests, its handler, the packages it carries."""
+
+    name: str
+    handler: str
+    packages: tuple[Package, ...]
+    #: Third-party modules its code can import but this function never does, and why
+    #: (a module imported inside a function the handler never calls).
+    never_imports: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def handler_module(self) -> str:
+        return self.handler.rpartition(".")[0]
+
+    @property
+    def native(self) -> bool:
+        """Whether the asset holds platform wheels (it only runs on its architecture)."""
+        return any(package.native for package in self.packages)
+
+
+_ONLY_FORGETS_RENDITIONS: Final = (
+    "removing a segment removes its rendition (Renditions.forget); making one "
+    "(Renditions.ensure, PyAV) is the API's"
+)
+
+#: Every function of the stack and what its asset carries beyond ``video_index``.
+FUNCTIONS: Final = (
+    FunctionPackaging("ingest", INGEST_HANDLER, (), {"av": _ONLY_FORGETS_RENDITIONS}),
+    FunctionPackaging("api", API_HANDLER, (TZDATA, PYAV)),
+    FunctionPackaging("reconcile", RECONCILE_HANDLER, (), {"av": _ONLY_FORGETS_RENDITIONS}),
+    FunctionPackaging("export", EXPORT_HANDLER, (PYAV,)),
+)
+
+#: Third-party modules the deployed code imports somewhere that no function carries, and
+#: why that is safe. The import check fails on any other module a handler can reach.
+NOT_PACKAGED: Final[Mapping[str, str]] = {
+    "pyarrow": (
+        "reads Parquet and ORC inventory reports (ops/inventory/arrow_reader.py, imported "
+        "when such a report is read); the stack asks S3 Inventory for CSV (infra/storage.py), "
+        "which reconcile reads with the standard library"
+    ),
+}
+
+
+def packaging_of(handler: str) -> FunctionPackaging:
+    """The packaging of the function running ``handler`` (a dotted path into ``functions/``)."""
+    for function in FUNCTIONS:
+        if function.handler == handler:
+            return function
+    raise KeyError(
+        f"no packaging for handler {handler!r}: add the function to FUNCTIONS in "
+        "infra/dependencies.py (the packages it needs beyond the runtime and the layer)"
+    )

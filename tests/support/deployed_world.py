@@ -1,0 +1,135 @@
+"""Buckets, a read-model table and real video behind local endpoints, for deployed functions.
+
+S3 (and SQS) come from a moto server on a loopback port, DynamoDB from DynamoDB Local:
+the functions under test reach them only through the standard ``AWS_ENDPOINT_URL_*``
+variables, exactly as configuration reaches a deployed function. Every world has its
+own bucket, reports bucket and table (a moto server's state is process-wide).
+
+Given steps that are not about the function under test (uploading clips, writing the
+read model) run here, in the test process, with the project's own code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from tests.support import events as ev
+from tests.support.media import clip
+from video_index.aws.clients import Clients
+from video_index.core.contract import (
+    ENV_BUCKET,
+    ENV_INVENTORY_DESTINATION,
+    ENV_REPORTS_BUCKET,
+    ENV_TABLE,
+    INVENTORY_ID,
+    INVENTORY_PREFIX,
+)
+from video_index.core.keys import SegmentKey, format_key, segment_id
+from video_index.core.settings import Settings
+from video_index.core.table_schema import create_tables
+from video_index.ingest.service import build_ingest_service
+from video_index.media.synthetic import ContainerName
+
+_LOCAL = Config(proxies={}, s3={"addressing_style": "path"})
+_EXTENSIONS = {"ts": "ts", "fmp4": "mp4", "mp4": "mp4"}
+
+
+@dataclass
+class DeployedWorld:
+    s3_endpoint: str
+    dynamodb_endpoint: str
+    bucket: str
+    reports_bucket: str
+    table: str
+
+    @classmethod
+    def create(cls, s3_endpoint: str, dynamodb_endpoint: str) -> DeployedWorld:
+        tag = uuid.uuid4().hex[:10]
+        world = cls(
+            s3_endpoint=s3_endpoint,
+            dynamodb_endpoint=dynamodb_endpoint,
+            bucket=f"segments-{tag}",
+            reports_bucket=f"reports-{tag}",
+            table=f"read-model-{tag}",
+        )
+        s3 = world.client("s3")
+        s3.create_bucket(Bucket=world.bucket)
+        s3.create_bucket(Bucket=world.reports_bucket)
+        create_tables(world.client("dynamodb"), world.table)
+        return world
+
+    def client(self, service: str) -> Any:
+        endpoint = self.dynamodb_endpoint if service == "dynamodb" else self.s3_endpoint
+        factory: Any = boto3.client
+        return factory(service, endpoint_url=endpoint, region_name="us-east-1", config=_LOCAL)
+
+    def clients(self) -> Clients:
+        return Clients(
+            dynamodb=self.client("dynamodb"), s3=self.client("s3"), sqs=self.client("sqs")
+        )
+
+    @property
+    def inventory_destination(self) -> str:
+        return f"s3://{self.reports_bucket}/{INVENTORY_PREFIX}/{self.bucket}/{INVENTORY_ID}/"
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        """What a deployed function of this world gets: endpoints, names, its own settings."""
+        return {
+            "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
+            "AWS_ENDPOINT_URL_SQS": self.s3_endpoint,
+            "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,
+            ENV_BUCKET: self.bucket,
+            ENV_TABLE: self.table,
+            ENV_REPORTS_BUCKET: self.reports_bucket,
+            ENV_INVENTORY_DESTINATION: self.inventory_destination,
+            **extra,
+        }
+
+    def put_clip(
+        self, device: str, start: datetime, container: ContainerName, seconds: float = 1.0
+    ) -> str:
+        """A real H.264 clip of ``seconds`` uploaded under its key; the key."""
+        content = clip(container, seconds, label=f"{device}-{start.isoformat()}")
+        duration_ms = round(seconds * 1000)
+        key = format_key(
+            SegmentKey(
+                kind="video",
+                device=device,
+                start=start,
+                duration_ms=duration_ms,
+                id=segment_id("video", device, start, duration_ms, content),
+                ext=_EXTENSIONS[container],
+            )
+        )
+        self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=content)
+        return key
+
+    def created_event(self, *keys: str) -> dict[str, Any]:
+        """The SQS batch the notification queue delivers for these new objects."""
+        s3 = self.client("s3")
+        records = []
+        for key in keys:
+            head = s3.head_object(Bucket=self.bucket, Key=key)
+            record = ev.s3_record(
+                key,
+                size=head["ContentLength"],
+                etag=head["ETag"].strip('"'),
+                sequencer=uuid.uuid4().hex[:16].upper(),
+                bucket=self.bucket,
+            )
+            records.append(ev.sqs_record(ev.s3_notification(record)))
+        return ev.sqs_event(*records)
+
+    def ingest_here(self, *keys: str) -> None:
+        """Index ``keys`` with the project's ingest code, in this process."""
+        service = build_ingest_service(
+            Settings(bucket=self.bucket, table=self.table), self.clients()
+        )
+        response = service.handle(self.created_event(*keys), None)
+        assert not (response or {}).get("batchItemFailures"), response

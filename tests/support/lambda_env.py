@@ -1,0 +1,300 @@
+"""A Lambda-like environment on this machine, to run a function's asset as Lambda would.
+
+What a deployed function has besides its asset is the ``python3.13`` runtime (the
+interpreter and the AWS SDK) and the pinned Powertools layer. The environment here is
+a virtualenv holding exactly that (:mod:`infra.dependencies`: ``boto3`` and
+``aws-lambda-powertools[all]`` at the layer's release, nothing else), made with Python
+3.13 when the machine has it (``VIDEO_INDEX_LAMBDA_PYTHON``, ``python3.13`` on the
+``PATH``, a pyenv or distribution install), else with the running Python (with a
+warning). It is made once per interpreter version and requirements, in
+``.cache/lambda-venv/``, under a lock, so parallel test workers share it.
+
+:func:`invoke` runs one handler in it the way the runtime does: a fresh process whose
+working directory and first path entry are the unpacked asset, no other
+``PYTHONPATH``, no bytecode written (``/var/task`` is read-only), ``PYTHONTZPATH``
+pointing at an empty folder (no system zone data), ``TZ=:UTC`` and fake credentials;
+the handler module is imported (timed, as Lambda's init phase) and called once with
+the event and a Lambda-shaped context.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from infra.dependencies import (
+    LAMBDA_PYTHON_VERSION,
+    RUNTIME_REQUIREMENTS,
+    PowertoolsLayer,
+    powertools_layer,
+)
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+CACHE: Final = ROOT / ".cache" / "lambda-venv"
+RUNNER: Final = Path(__file__).with_name("lambda_runner.py")
+ENV_LAMBDA_PYTHON: Final = "VIDEO_INDEX_LAMBDA_PYTHON"
+#: Creating the environment downloads a few dozen wheels the first time.
+CREATE_TIMEOUT_SECONDS: Final = 600
+_VERSION_PROBE: Final = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
+_DISTRIBUTIONS: Final = (
+    "import importlib.metadata as m, json; "
+    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+)
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: Path
+    version: str  # e.g. "3.13.0"
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+@dataclass(frozen=True)
+class LambdaEnvironment:
+    """A virtualenv with the runtime's and the layer's packages (and nothing else, not even pip)."""
+
+    folder: Path
+    interpreter: Interpreter
+    layer: PowertoolsLayer
+    runtime: tuple[str, ...]
+
+    @property
+    def python(self) -> Path:
+        return self.folder / "bin" / "python"
+
+    def distributions(self) -> dict[str, str]:
+        """Every distribution installed in it: normalized name -> version."""
+        listed = subprocess.run(
+            [str(self.python), "-c", _DISTRIBUTIONS], capture_output=True, text=True, check=True
+        )
+        return {_normalize(name): version for name, version in json.loads(listed.stdout).items()}
+
+
+def find_python(wanted: str = LAMBDA_PYTHON_VERSION) -> Interpreter:
+    """The interpreter of the Lambda runtime's version, or the running one (with a warning)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates: list[str] = []
+    if os.environ.get(ENV_LAMBDA_PYTHON):
+        candidates.append(os.environ[ENV_LAMBDA_PYTHON])
+    candidates += [shutil.which(f"python{wanted}") or ""]
+    candidates += sorted(str(p) for p in pyenv.glob(f"versions/{wanted}*/bin/python{wanted}"))
+    candidates += [f"/usr/bin/python{wanted}", f"/usr/local/bin/python{wanted}"]
+    for candidate in filter(None, candidates):
+        interpreter = _probe(candidate)
+        if interpreter is not None and interpreter.minor == wanted:
+            return interpreter
+    running = _probe(sys.executable)
+    assert running is not None
+    warnings.warn(
+        f"no Python {wanted} found (set {ENV_LAMBDA_PYTHON}); the Lambda-like environment "
+        f"uses Python {running.version} instead",
+        stacklevel=2,
+    )
+    return running
+
+
+def _probe(candidate: str) -> Interpreter | None:
+    try:
+        probe = subprocess.run(
+            [candidate, "-c", _VERSION_PROBE], capture_output=True, text=True, timeout=30
+        )
+    except OSError:
+        return None
+    if probe.returncode != 0:  # e.g. a pyenv shim of a version not selected
+        return None
+    return Interpreter(Path(candidate), probe.stdout.strip())
+
+
+def lambda_environment(
+    layer_version: int, interpreter: Interpreter | None = None
+) -> LambdaEnvironment:
+    """The environment for the Powertools layer ``layer_version`` (made once, then reused)."""
+    interpreter = interpreter or find_python()
+    layer = powertools_layer(layer_version)
+    fingerprint = "\n".join(
+        (interpreter.version, layer.requirement, layer.built, *RUNTIME_REQUIREMENTS)
+    )
+    key = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+    folder = CACHE / f"py{interpreter.version}-{key}"
+    environment = LambdaEnvironment(folder, interpreter, layer, RUNTIME_REQUIREMENTS)
+    with _locked(CACHE / ".lock"):
+        if not (folder / ".complete").is_file():
+            _create(environment)
+    return environment
+
+
+def _create(environment: LambdaEnvironment) -> None:
+    """A venv without pip; the layer's release with the dependencies PyPI offered when the
+    layer was built (``--uploaded-prior-to``), then the runtime's SDK (the newest)."""
+    folder = environment.folder
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run(
+        [str(environment.interpreter.path), "-m", "venv", "--without-pip", str(folder)], check=True
+    )
+    layer = environment.layer
+    _pip_into(environment, "--uploaded-prior-to", layer.built, layer.requirement)
+    # The layer carries no boto3 (aws-encryption-sdk asked for one above): the runtime's
+    # SDK is what the function imports, and AWS keeps it recent.
+    _pip_into(environment, "--upgrade", *environment.runtime)
+    freeze = environment.distributions()
+    (folder / "installed.json").write_text(json.dumps(freeze, indent=1, sort_keys=True))
+    (folder / ".complete").write_text("")
+
+
+def _pip_into(environment: LambdaEnvironment, *args: str) -> None:
+    """This process's pip, installing into the environment from the package index alone:
+    no configured find-links or extra indexes (their files carry no upload time)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    command = [sys.executable, "-m", "pip", "--python", str(environment.python), "install"]
+    command += ["--disable-pip-version-check", "--quiet", *args]
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=CREATE_TIMEOUT_SECONDS
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"cannot make the Lambda-like environment:\n{result.stderr}")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+# --- running a handler ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What one run of a handler gave: its result, timings, where modules came from."""
+
+    result: Any
+    import_seconds: float
+    #: CPU time of the import: what the import costs, whatever else the machine is doing.
+    import_cpu_seconds: float
+    invoke_seconds: float
+    #: ``__file__`` of each top-level module loaded, for the modules asked about.
+    origins: dict[str, str | None]
+    output: str
+
+
+class InvocationFailed(AssertionError):
+    pass
+
+
+def lambda_environ(asset: Path, scratch: Path, function_name: str) -> dict[str, str]:
+    """The process environment of a function whose code is ``asset`` (see module docs)."""
+    zones = scratch / "no-zoneinfo"
+    zones.mkdir(parents=True, exist_ok=True)
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "TZ": ":UTC",
+        "PYTHONPATH": str(asset),
+        "PYTHONTZPATH": str(zones),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LAMBDA_TASK_ROOT": str(asset),
+        "AWS_EXECUTION_ENV": f"AWS_Lambda_python{LAMBDA_PYTHON_VERSION}",
+        "AWS_LAMBDA_FUNCTION_NAME": function_name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        # Active tracing needs the X-Ray daemon Lambda runs beside the function.
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+
+
+def invoke(
+    environment: LambdaEnvironment,
+    asset: Path,
+    handler: str,
+    event: Any | None,
+    *,
+    environ: Mapping[str, str] = (),  # type: ignore[assignment]
+    origins: Sequence[str] = (),
+    timeout: float = 120,
+) -> Invocation:
+    """Run ``handler`` of ``asset`` once with ``event`` (``None``: import it only)."""
+    with tempfile.TemporaryDirectory(prefix="lambda-") as scratch:
+        result_file = Path(scratch) / "result.json"
+        env = {**lambda_environ(asset, Path(scratch), handler.split(".")[-2]), **dict(environ)}
+        command = [str(environment.python), "-c", RUNNER.read_text(), handler, str(result_file)]
+        command += ["--origins", ",".join(origins)]
+        if event is None:
+            command.append("--import-only")
+        process = subprocess.run(
+            command,
+            input="" if event is None else json.dumps(event),
+            cwd=asset,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        output = process.stdout + process.stderr
+        if process.returncode != 0 or not result_file.is_file():
+            raise InvocationFailed(f"{handler} failed (exit {process.returncode}):\n{output}")
+        report = json.loads(result_file.read_text())
+    return Invocation(
+        result=report["result"],
+        import_seconds=report["import_seconds"],
+        import_cpu_seconds=report["import_cpu_seconds"],
+        invoke_seconds=report["invoke_seconds"],
+        origins=report["origins"],
+        output=output,
+    )
+
+
+# --- assets as Lambda gets them ------------------------------------------------------------
+
+
+def zip_folder(folder: Path, archive: Path) -> Path:
+    """``folder`` as the deployment package CDK uploads: a deflated zip of its files."""
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            out.write(path, path.relative_to(folder).as_posix())
+    return archive
+
+
+def unzip(archive: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=False)
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(folder)
+    return folder
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
