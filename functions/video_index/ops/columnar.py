@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Final
 
-from video_index.core.keys import KINDS, ForeignKey, InvalidKey, ValidKey, classify_key
 from video_index.core.keyhash import key_hashes
-from video_index.core.timeunits import DAY_MS, HOUR_MS, QUARTER_MS
+from video_index.core.keys import KINDS, ForeignKey, InvalidKey, ValidKey, classify_key
+from video_index.core.timeunits import DAY_MS, QUARTER_MS
 from video_index.ops.fingerprints import Fingerprint, Partition, add_object
 from video_index.ops.keyparse import parse_keys
 from video_index.ops.report import SAMPLES
@@ -85,7 +85,9 @@ class KeyCounts:
         self.invalid_samples = (self.invalid_samples + other.invalid_samples)[:SAMPLES]
 
 
-def fingerprint_keys(keys: Any, sizes: Any | None, *, side: int = EXPECTED) -> tuple[Any, KeyCounts]:
+def fingerprint_keys(
+    keys: Any, sizes: Any | None, *, side: int = EXPECTED
+) -> tuple[Any, KeyCounts]:
     """(partial, counts) of a batch of present objects: ``keys`` an Arrow string array
     without nulls, ``sizes`` integers (null or absent: 0)."""
     import numpy as np
@@ -261,9 +263,9 @@ def compare(merged: Any) -> Comparison:
     import pyarrow.compute as pc
 
     sides = {
-        side: merged.filter(pc.equal(merged["side"], side)).drop_columns(["side"]).rename_columns(
-            [*KEYS, *(f"{name}{side}" for name in SUMS)]
-        )
+        side: merged.filter(pc.equal(merged["side"], side))
+        .drop_columns(["side"])
+        .rename_columns([*KEYS, *(f"{name}{side}" for name in SUMS)])
         for side in SIDES
     }
     joined = sides[EXPECTED].join(sides[HELD], list(KEYS), join_type="full outer")
@@ -283,9 +285,7 @@ def compare(merged: Any) -> Comparison:
     devices = joined["device"].to_pylist()
     kinds = joined["kind"].to_pylist()
     days = joined["day"].to_pylist()
-    differing = sorted(
-        partition_of(devices[i], kinds[i], days[i]) for i in np.flatnonzero(differs)
-    )
+    differing = sorted(partition_of(devices[i], kinds[i], days[i]) for i in np.flatnonzero(differs))
     with_objects = sorted(
         partition_of(devices[i], kinds[i], days[i]) for i in np.flatnonzero(expected_n > 0)
     )
