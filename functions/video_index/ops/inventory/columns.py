@@ -116,6 +116,9 @@ def _csv(
     if SIZE in wanted:
         types[wanted[SIZE]] = pa.int64()
     stream = io.BufferedReader(_PartLines(path, part, parts), buffer_size=_CSV_BLOCK)
+    if not stream.peek(1):
+        stream.close()
+        return  # a part without lines (pyarrow refuses an empty CSV)
     reader = pa_csv.open_csv(
         stream,
         read_options=pa_csv.ReadOptions(
