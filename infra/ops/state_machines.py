@@ -356,11 +356,7 @@ class StateMachines:
         )
         anything_to_repair.otherwise(repair.next(report))
         return (
-            defaults.next(plan)
-            .next(fingerprint)
-            .next(reduce)
-            .next(decide)
-            .next(anything_to_repair)
+            defaults.next(plan).next(fingerprint).next(reduce).next(decide).next(anything_to_repair)
         )
 
     def _rebuild_definition(self) -> sfn.IChainable:
@@ -423,7 +419,12 @@ class StateMachines:
         rebuild.add_catch(abort, errors=[sfn.Errors.ALL], assign=catch_error)
         finish.add_catch(abort, errors=[sfn.Errors.ALL], assign=catch_error)
         return (
-            defaults.next(plan).next(fingerprint).next(reduce).next(start).next(rebuild).next(finish)
+            defaults.next(plan)
+            .next(fingerprint)
+            .next(reduce)
+            .next(start)
+            .next(rebuild)
+            .next(finish)
         )
 
     def _state_machine(

@@ -10,7 +10,9 @@ a data file against the file itself.
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 
 from tests.support.s3_world import OTHER_KEYS, segments
 from video_index.core.keyhash import key_hash, key_hashes
-from video_index.core.keys import SegmentKey, ValidKey, classify_key, format_key
+from video_index.core.keys import ValidKey, classify_key, format_key
 from video_index.ops import columnar
 from video_index.ops.fingerprints import Fingerprint, Partition, add_object
 from video_index.ops.inventory.columns import _PartLines
@@ -122,7 +124,7 @@ def test_partials_merged_in_any_order_and_grouping_equal_the_one_pass_fingerprin
     bounds = sorted({0, len(keys), *(c for c in cuts if c <= len(keys))})
     partials = []
     invalid = 0
-    for low, high in zip(bounds, bounds[1:], strict=False):
+    for low, high in itertools.pairwise(bounds):
         partial, counts = columnar.fingerprint_keys(keys[low:high], sizes[low:high])
         partials.append(partial)
         invalid += counts.invalid_keys
@@ -146,25 +148,23 @@ def test_coverage_is_carried_into_the_next_utc_day() -> None:
     key = "v1/video/cam-a/2026/11/29/23/20261129T235000.000Z_1200000_00ab.mp4"
     partial, _ = columnar.fingerprint_keys([key], [5])
     found = columnar.to_fingerprints(partial, side=columnar.EXPECTED)
-    day = Partition(
-        "cam-a",
-        "video",
-        SegmentKey.model_validate(
-            {
-                "kind": "video",
-                "device": "cam-a",
-                "start": "2026-11-29T23:50:00Z",
-                "duration_ms": 1_200_000,
-                "id": "00ab",
-                "ext": "mp4",
-            }
-        ).start.date(),
-    )
     # Then its day has n, b, d and h, and no coverage: the only quarter start it covers,
     # 00:00, belongs to the next day, which gets that coverage (and nothing else)
-    assert found[day].figures == {"n": 1, "b": 5, "d": 1_200_000, "h": key_hash(key)}
-    following = Partition("cam-a", "video", day.day.fromordinal(day.day.toordinal() + 1))
-    assert found[following].figures == {"c": 1}
+    assert found == {
+        Partition("cam-a", "video", date(2026, 11, 29)): Fingerprint(
+            {"n": 1, "b": 5, "d": 1_200_000, "h": key_hash(key)}
+        ),
+        Partition("cam-a", "video", date(2026, 11, 30)): Fingerprint({"c": 1}),
+    }
+    # As the per-object projection says
+    assert found == one_pass([key], [5])
+
+
+def test_foreign_and_other_version_keys_are_counted_without_being_parsed() -> None:
+    keys = ["renditions/v1/video/x/init.mp4", "v2/video/cam-a/x.mp4", "tmp/a+b.part", "v1/x"]
+    _, counts = columnar.fingerprint_keys(keys, None)
+    assert (counts.objects_seen, counts.foreign_keys, counts.invalid_keys) == (4, 2, 2)
+    assert [s["key"] for s in counts.invalid_samples] == ["v2/video/cam-a/x.mp4", "v1/x"]
 
 
 @settings(

@@ -103,10 +103,20 @@ def fingerprint_keys(
     )
     counts = KeyCounts(objects_seen=count)
     parsed = parse_keys(keys)
-    accepted = np.zeros(count, bool)
-    accepted[parsed.accepted] = True
-    # Every key the columns did not accept is classified the per-object way.
-    rejected = np.flatnonzero(~accepted)
+    handled = np.zeros(count, bool)
+    handled[parsed.accepted] = True
+    # Keys outside v1/ are foreign (never indexed) unless they name another key format
+    # version (invalid); every other key the columns did not accept is classified the
+    # per-object way.
+    v1 = pc.starts_with(keys, "v1/").to_numpy(zero_copy_only=False)
+    outside = np.flatnonzero(~handled & ~v1)
+    if len(outside):
+        other_version = pc.match_substring_regex(
+            keys.take(pa.array(outside)), r"^v[0-9]+/"
+        ).to_numpy(zero_copy_only=False)
+        counts.foreign_keys += int((~other_version).sum())
+        handled[outside[~other_version]] = True  # counted: not classified again
+    rejected = np.flatnonzero(~handled)
     python_valid: dict[Partition, Fingerprint] = {}
     if len(rejected):
         rejected_keys = keys.take(pa.array(rejected)).to_pylist()

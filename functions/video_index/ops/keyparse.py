@@ -92,7 +92,8 @@ def _parse_length_group(matrix: Any, size: int, rows: Any) -> list[tuple[Any, ..
     import numpy as np
 
     parts: list[tuple[Any, ...]] = []
-    left = np.arange(len(rows))
+    # Only keys under v1/ can be valid; the others (foreign keys) are not templates.
+    left = np.flatnonzero((matrix[:, :3] == np.frombuffer(b"v1/", np.uint8)).all(axis=1))
     for _ in range(_TEMPLATES):
         if not len(left):
             break
