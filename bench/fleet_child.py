@@ -82,7 +82,7 @@ class _PagedScan:
         from botocore.parsers import create_parser
 
         model = botocore.session.get_session().get_service_model("dynamodb")
-        self._shape = model.operation_model("Scan").output_shape
+        self._shape: Any = model.operation_model("Scan").output_shape
         self._parser = create_parser("json")
         self._pages = pages
         self.requests = 0

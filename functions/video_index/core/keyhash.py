@@ -142,8 +142,8 @@ def xxh64_equal_length(matrix: Any, size: int) -> Any:
                     v[lane] = round_(v[lane], words[:, at // 8 + lane])
                 at += 32
             h = rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)
-            for lane in v:
-                h = (h ^ (rotl(lane * p2, 31) * p1)) * p1 + p4
+            for acc in v:
+                h = (h ^ (rotl(acc * p2, 31) * p1)) * p1 + p4
         else:
             h = np.full(count, u(P5))
         h += u(size)

@@ -102,7 +102,7 @@ def _parse_length_group(matrix: Any, size: int, rows: Any) -> list[tuple[Any, ..
         if template is None:
             left = left[1:]
             continue
-        ok, start_ms, duration = _accepted(group[:, :size], template)
+        ok, start_ms, duration = _accepted(group, size, template)
         if ok.any():
             accepted = group[ok]
             device = accepted[:, template.device[0] : template.device[1]]
@@ -123,6 +123,8 @@ class _Template:
     folders: tuple[int, int]
     start: int
     duration: tuple[int, int]
+    #: Columns whose digits the numeric checks validate (start, folders, duration).
+    numeric: Any
 
 
 def _template(key: bytes) -> _Template | None:
@@ -155,30 +157,40 @@ def _template(key: bytes) -> _Template | None:
         allowed[duration[0], ord("0")] = False
     for at in range(duration[1] + 1, len(key) - len(segment.ext) - 1):
         allowed[at, _LOWER_DIGITS] = True
-    return _Template(kind, allowed, device, folders, start, duration)
+    numeric = np.zeros(len(key), bool)
+    numeric[[at for at in digits if key[at] in _DIGITS]] = True
+    return _Template(kind, allowed, device, folders, start, duration, numeric)
 
 
-def _accepted(group: Any, template: _Template) -> tuple[Any, Any]:
-    """Which keys of ``group`` (rows of bytes) fit ``template``'s layout and rules, and
-    (start ms, duration) of every row (meaningful where accepted)."""
+def _accepted(padded: Any, size: int, template: _Template) -> tuple[Any, Any, Any]:
+    """Which keys of ``padded`` (rows of ``size`` bytes, zero-padded to whole words) fit
+    ``template``'s layout and rules, and (start ms, duration) of every row (meaningful
+    where accepted)."""
     import numpy as np
 
+    group = padded[:, :size]
     ok = np.ones(len(group), bool)
-    for column in np.flatnonzero((group != group[0]).any(axis=0)):
+    # Digits are checked a word at a time below; every other byte that varies, here.
+    varying = _varying(padded, size)
+    for column in varying[~template.numeric[varying]]:
         ok &= template.allowed[column][group[:, column]]
     folders = group[:, template.folders[0] : template.folders[1]]
     at = template.start
     ok &= (folders[:, _FOLDER_DIGITS] == group[:, at : at + 11][:, _START_FOLDER_DIGITS]).all(
         axis=1
     )
-    date = _decimal(group[:, at : at + 8])
-    clock = _decimal(group[:, at + 9 : at + 15])
+    date, clock, millis, digits = _start_numbers(group[:, at : at + 20])
+    ok &= digits
     year, month, day = date // 10_000, date // 100 % 100, date % 100
     hour, minute, second = clock // 10_000, clock // 100 % 100, clock % 100
     ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
     ok &= day <= days_in_month(year, np.clip(month, 1, 12))
     ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
-    duration = _decimal(group[:, template.duration[0] : template.duration[1]])
+    duration_bytes = group[:, template.duration[0] : template.duration[1]]
+    duration, digits = _decimal(duration_bytes)
+    ok &= digits
+    if duration_bytes.shape[1] > 1:
+        ok &= duration_bytes[:, 0] != ord("0")
     kind = KINDS[template.kind]
     ok &= (duration >= MIN_DURATION_MS[kind]) & (duration <= MAX_DURATION_MS[kind])
     start_ms = (
@@ -186,27 +198,73 @@ def _accepted(group: Any, template: _Template) -> tuple[Any, Any]:
         + hour * HOUR_MS
         + minute * 60_000
         + second * 1000
-        + _decimal(group[:, at + 16 : at + 19])
+        + millis
     )
     return ok, start_ms, duration
 
 
-def _decimal(columns: Any) -> Any:
-    """The numbers written in ASCII digits across ``columns`` (up to 16 of them; bytes
-    that are not digits give a wrong number, and the row is refused elsewhere): eight
-    digits per 64-bit word, parsed with three multiply-and-mask steps."""
+def _varying(padded: Any, size: int) -> Any:
+    """The columns (bytes) in which some row differs from the first, compared a 64-bit
+    word at a time."""
+    import numpy as np
+
+    words = padded.view("<u8")
+    differs = np.bitwise_or.reduce(words ^ words[0], axis=0)
+    columns = np.flatnonzero(differs.view(np.uint8))
+    return columns[columns < size]
+
+
+def _start_numbers(start: Any) -> tuple[Any, Any, Any, Any]:
+    """(YYYYMMDD, HHMMSS, fff, all digits?) of ``YYYYMMDDTHHMMSS.fffZ`` columns, in one
+    pass of three 8-digit words."""
+    import numpy as np
+
+    rows = start.shape[0]
+    digits = np.full((rows, 24), ord("0"), np.uint8)
+    digits[:, 0:8] = start[:, 0:8]
+    digits[:, 10:16] = start[:, 9:15]
+    digits[:, 21:24] = start[:, 16:19]
+    words = digits.view("<u8")
+    values = _swar(words)
+    return values[:, 0], values[:, 1], values[:, 2], _all_digits(words)
+
+
+def _all_digits(words: Any) -> Any:
+    """Rows whose 64-bit words hold only the bytes '0'..'9'."""
+    import numpy as np
+
+    high = np.uint64(0xF0F0F0F0F0F0F0F0)
+    zeros = np.uint64(0x3030303030303030)
+    six = np.uint64(0x0606060606060606)
+    with np.errstate(over="ignore"):
+        fits = ((words & high) == zeros) & (((words + six) & high) == zeros)
+    return fits.all(axis=1)
+
+
+def _swar(words: Any) -> Any:
+    """Each 64-bit word of eight ASCII digits (first digit in the lowest byte) as its
+    number: three multiply-and-mask steps."""
+    import numpy as np
+
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        words = words - u(0x3030303030303030)
+        words = (words * u(10) + (words >> u(8))) & u(0x00FF00FF00FF00FF)
+        words = (words * u(100) + (words >> u(16))) & u(0x0000FFFF0000FFFF)
+        words = (words * u(10_000) + (words >> u(32))) & u(0x00000000FFFFFFFF)
+    return words.astype(np.int64)
+
+
+def _decimal(columns: Any) -> tuple[Any, Any]:
+    """(the numbers written in ASCII digits across ``columns`` (up to 16), all digits?)."""
     import numpy as np
 
     rows, width = columns.shape
     padded = np.full((rows, 16), ord("0"), np.uint8)
     padded[:, 16 - width :] = columns
-    words = padded.view("<u8") - np.uint64(0x3030303030303030)
-    u = np.uint64
-    with np.errstate(over="ignore"):
-        words = (words * u(10) + (words >> u(8))) & u(0x00FF00FF00FF00FF)
-        words = (words * u(100) + (words >> u(16))) & u(0x0000FFFF0000FFFF)
-        words = (words * u(10_000) + (words >> u(32))) & u(0x00000000FFFFFFFF)
-    return (words[:, 0] * u(100_000_000) + words[:, 1]).astype(np.int64)
+    words = padded.view("<u8")
+    values = _swar(words)
+    return values[:, 0] * 100_000_000 + values[:, 1], _all_digits(words)
 
 
 def _collect(parts: list[tuple[Any, ...]], pa: Any) -> ParsedKeys:
