@@ -352,6 +352,32 @@ def _assert_fingerprint_maps(synth: Synth, states: dict[str, Any], prefix: str) 
     assert reduce["Assign"] == {"shardResults": "{% $states.result.ResultWriterDetails %}"}
 
 
+def test_what_the_state_machines_hand_over_is_what_the_step_payloads_declare(
+    synth: Synth,
+) -> None:
+    from video_index.ops.payloads import (
+        DecideInput,
+        FingerprintPlan,
+        ShardBatchInput,
+        UnitBatchInput,
+    )
+
+    reconcile = synth.stack.reconcile
+    for state_machine in (reconcile.reconcile_state_machine, reconcile.rebuild_state_machine):
+        # Given the batch inputs of both maps and the fields the plan's output must have
+        states = synth.definition(state_machine)["States"]
+        unit_input = states["Fingerprint"]["ItemBatcher"]["BatchInput"]
+        shard_input = states["Reduce"]["ItemBatcher"]["BatchInput"]
+        # Then each is exactly its typed payload, built from fields of the typed plan
+        assert set(unit_input) == set(UnitBatchInput.model_fields)
+        assert set(shard_input) == set(ShardBatchInput.model_fields)
+        for value in (*unit_input.values(), *shard_input.values()):
+            field = value.removeprefix("{% $states.input.").removesuffix(" %}")
+            assert field in FingerprintPlan.model_fields, value
+        # And the decision (rebuild's start) gets what DecideInput declares
+        assert set(DECIDE_PAYLOAD) == set(DecideInput.model_fields)
+
+
 DECIDE_PAYLOAD = {
     "plan": "{% $plan %}",
     "unit_results": "{% $unitResults %}",

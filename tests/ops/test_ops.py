@@ -285,6 +285,21 @@ def test_rebuild_start_takes_its_partitions_from_the_manifest_it_is_given(ops: A
         ({"action": "rebuild-finish"}, "generation"),
         ({"action": "reconcile-report"}, "run_id"),
         ({"action": "reconcile-plan", "source": "ftp"}, "source"),
+        ({"action": "fingerprint-units", "Items": [], "BatchInput": {}}, "BatchInput.folder"),
+        (
+            {
+                "action": "fingerprint-units",
+                "Items": [{"unit": "x"}],
+                "BatchInput": {"folder": "f"},
+            },
+            "Items.0.unit",
+        ),
+        (
+            {"action": "fingerprint-reduce", "Items": [], "BatchInput": {"folder": "f"}},
+            "BatchInput.unit_count",
+        ),
+        ({"action": "reconcile-decide"}, "plan"),
+        ({"action": "rebuild-plan", "source": "ftp"}, "source"),
     ],
 )
 def test_a_step_input_that_breaks_its_payload_names_the_field(
