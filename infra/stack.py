@@ -16,9 +16,15 @@ from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild
+from infra.outputs import ops_outputs
 from infra.read_model import ReadModelTable
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
+from video_index.core.contract import (
+    OUTPUT_API_URL,
+    OUTPUT_REBUILD_STATE_MACHINE,
+    OUTPUT_RECONCILE_STATE_MACHINE,
+)
 
 
 class VideoIndexStack(Stack):
@@ -82,19 +88,28 @@ class VideoIndexStack(Stack):
         )
         self.api_url_output = CfnOutput(
             self,
-            "ApiUrl",
+            OUTPUT_API_URL,
             description=f"Base URL of the video-index HTTP API ({settings.api_auth} authorization)",
             value=self.api.url,
         )
         self.reconcile_state_machine_output = CfnOutput(
             self,
-            "ReconcileStateMachineArn",
+            OUTPUT_RECONCILE_STATE_MACHINE,
             description='Reconcile state machine (start with {} or {"dry_run": true})',
             value=self.reconcile.reconcile_state_machine.state_machine_arn,
         )
         self.rebuild_state_machine_output = CfnOutput(
             self,
-            "RebuildStateMachineArn",
+            OUTPUT_REBUILD_STATE_MACHINE,
             description="Rebuild state machine (start with {}: re-project S3 into the read model)",
             value=self.reconcile.rebuild_state_machine.state_machine_arn,
+        )
+        # What `video-index … --stack NAME` reads (docs/operations.md).
+        self.ops_outputs = ops_outputs(
+            self,
+            storage=self.storage,
+            table=self.read_model.table,
+            queue=self.ingest.queue,
+            dead_letter_queue=self.ingest.dead_letter_queue,
+            ops_function=self.reconcile.function,
         )

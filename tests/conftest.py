@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from moto import mock_aws
@@ -11,6 +12,9 @@ from moto import mock_aws
 from tests.support.local_stack import RunningStack, start_local, stop
 from tests.support.tables import TableFactory, make_table_factory
 from video_index.local.dynamodb_local import DynamoDBLocal
+
+if TYPE_CHECKING:
+    from tests.infra.template import Synth
 
 # Tests never reach real AWS: fake credentials, a fixed region, no X-Ray.
 for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
@@ -63,3 +67,15 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSta
         yield stack
     finally:
         stop(stack.process)
+
+
+@pytest.fixture(scope="session")
+def synth() -> Synth:
+    """One synthesis of the default app for every test that reads the template
+    (infrastructure tests, and the ops CLI's tests of the state machines' inputs)."""
+    # Given the app exactly as app.py builds it, with default settings (IAM authorization)
+    # When it is synthesized once for the whole session
+    # Then every test reads this one template
+    from tests.infra.template import synthesize  # CDK loads only where a test needs it
+
+    return synthesize()

@@ -328,23 +328,36 @@ def test_cli_reconcile_dry_run_then_real_run_then_rebuild(
     monkeypatch.setenv("VIDEO_INDEX_REPORTS_BUCKET", REPORTS)
     # dry run: a report, no writes
     before = scan_items(dynamodb, table)
-    assert main(["reconcile", "--source", "list", "--dry-run", "--json"]) == 0
+    assert main(["reconcile", "--in-process", "--source", "list", "--dry-run", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)
     assert dry["dry_run"] and dry["entries_removed"] == 2
     assert scan_items(dynamodb, table) == before
     # real run
-    assert main(["reconcile", "--source", "list", "--json"]) == 0
+    assert main(["reconcile", "--in-process", "--source", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries_added"] == 1
     # no inventory configured: a clear usage error
-    assert main(["reconcile"]) == 2
+    assert main(["reconcile", "--in-process"]) == 2
     assert "VIDEO_INDEX_INVENTORY_DESTINATION" in capsys.readouterr().out
     # rebuild with a progress bar, then status
-    assert main(["rebuild", "start", "--settle-seconds", "0", "--drop-grace-seconds", "0"]) == 0
+    assert (
+        main(
+            [
+                "rebuild",
+                "start",
+                "--in-process",
+                "--settle-seconds",
+                "0",
+                "--drop-grace-seconds",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert "generation 2 serves" in capsys.readouterr().out
-    assert main(["rebuild", "status", "--json"]) == 0
+    assert main(["rebuild", "status", "--in-process", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert (status["phase"], status["current"], status["building"]) == ("switched", 2, None)
     expected = project(list_bucket(o.clients.s3, BUCKET)).segments
     assert view(dynamodb, table, generation=2).segments == expected
-    assert main(["rebuild", "abort"]) == 1  # nothing running
+    assert main(["rebuild", "abort", "--in-process"]) == 1  # nothing running
     assert "no rebuild is running" in capsys.readouterr().out

@@ -4,7 +4,8 @@
 * 1 — the command ran and found a problem (an invalid key, a conflict, a refused or
   failed job, an unhealthy stack);
 * 2 — bad usage or configuration (the message names the argument or setting);
-* 3 — AWS (or the local stack) unavailable or refusing: retry later or check access.
+* 3 — AWS (or the local stack) unavailable or refusing: retry later or check access;
+* 130 — interrupted (Ctrl-C); a deployed execution being followed keeps running.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ EXIT_OK: Final = 0
 EXIT_PROBLEM: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_UNAVAILABLE: Final = 3
+EXIT_INTERRUPTED: Final = 130
 
 
 def exit_code_of(error: BaseException) -> int:
     """The exit code an error ends a command with."""
     from botocore.exceptions import BotoCoreError, ClientError  # not at import: CLI stays light
 
-    if isinstance(error, BadInput | ConfigurationError):
+    from video_index.aws.errors import configuration_problem
+
+    if isinstance(error, BadInput | ConfigurationError) or configuration_problem(error):
         return EXIT_USAGE
     if isinstance(error, ServiceError | ClientError | BotoCoreError):
         return EXIT_UNAVAILABLE
@@ -42,7 +46,11 @@ def guarded(console: Console, action: Callable[[], int]) -> int:
     try:
         return action()
     except (VideoIndexError, ClientError, BotoCoreError) as exc:
+        from video_index.aws.errors import configuration_problem
+
         code = exit_code_of(exc)
         label = {EXIT_USAGE: "error", EXIT_UNAVAILABLE: "unavailable"}.get(code, "problem")
-        console.print(Text(f"{label}: {exc}", style="red"))
+        # Missing credentials, however deep an adapter wrapped them, say what to set.
+        shown = configuration_problem(exc) or exc
+        console.print(Text(f"{label}: {shown}", style="red"), soft_wrap=True)
         return code

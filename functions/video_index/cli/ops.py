@@ -1,27 +1,33 @@
 """``video-index reconcile`` and ``video-index rebuild start|status|abort`` (docs/operations.md).
 
-Both run in this process with the same code the reconcile Lambda runs under
-Step Functions. Configuration comes from the environment (``VIDEO_INDEX_*`` and
-the standard boto3 variables) or, with ``--ready-file``, from a running
-``video-index local``.
+Where they work (:mod:`video_index.cli.targets`): with ``--stack NAME`` on the deployed
+stack's state machines, followed here (:mod:`video_index.cli.deployed`); with
+``--ready-file`` (a running ``video-index local``) or ``--in-process`` in this process,
+with the same code the ops Lambda runs under Step Functions.
 
 Exit codes (:mod:`video_index.cli.exits`): 0 done; 1 refused (safety threshold), a
-rebuild already running or nothing to abort; 2 bad usage or missing configuration;
-3 AWS unavailable, for every service.
+failed execution, a rebuild already running or nothing to abort; 2 bad usage or
+missing configuration (no target, an unknown stack, a stack without the outputs, no
+credentials); 3 AWS unavailable, for every service; 130 detached with Ctrl-C (a
+deployed execution keeps running).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from video_index.cli import deployed
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+from video_index.cli.targets import WHERE, add_target, open_stack, stack_name
+
+#: Seconds between two looks at a deployed execution.
+DEFAULT_INTERVAL = 5.0
 
 
 def register(commands: Any) -> None:
@@ -31,22 +37,15 @@ def register(commands: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    where = reconcile.add_mutually_exclusive_group()
-    where.add_argument("--manifest", help="s3://BUCKET/.../manifest.json of an S3 Inventory report")
-    where.add_argument(
-        "--source",
-        choices=("inventory", "list"),
-        default="inventory",
-        help="inventory (default: the newest report under VIDEO_INDEX_INVENTORY_DESTINATION) "
-        "or list (a listing of v1/: small buckets, before any report exists)",
-    )
+    _source(reconcile, default="inventory")
     reconcile.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     reconcile.add_argument(
         "--force", action="store_true", help="apply even above the safety threshold"
     )
     reconcile.add_argument("--json", action="store_true", help="print the report as JSON")
-    _target(reconcile)
-    reconcile.set_defaults(handler=lambda args, console, _: _reconcile(args, console))
+    add_target(reconcile)
+    _following(reconcile, follow=True)
+    _route(reconcile, _reconcile, deployed.reconcile, detachable=True)
 
     rebuild = commands.add_parser(
         "rebuild",
@@ -55,48 +54,104 @@ def register(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = rebuild.add_subparsers(dest="rebuild_command", metavar="ACTION", required=True)
-    start = actions.add_parser("start", help="run a rebuild now, with a progress bar")
+    start = actions.add_parser("start", help="start a rebuild and follow it with a progress bar")
+    _source(start, default="list")
     start.add_argument(
         "--settle-seconds",
         type=float,
         default=None,
-        help="wait this long after the start before the final catch-up (default: "
-        "longer than an ingest batch can run)",
+        help="in process: wait this long after the start before the final catch-up "
+        "(default: longer than an ingest batch can run)",
     )
     start.add_argument(
         "--drop-grace-seconds",
         type=float,
         default=None,
-        help="wait this long after the switch before deleting the old generation",
+        help="in process: wait this long after the switch before deleting the old generation",
     )
-    _target(start)
-    start.set_defaults(handler=lambda args, console, _: _rebuild_start(args, console))
-    status = actions.add_parser("status", help="phase, partitions done/total")
+    add_target(start)
+    _following(start, follow=True)
+    _route(start, _rebuild_start, deployed.rebuild_start, detachable=True)
+    status = actions.add_parser("status", help="phase, partitions done/total, executions")
     status.add_argument("--json", action="store_true")
-    _target(status)
-    status.set_defaults(handler=lambda args, console, _: _rebuild_status(args, console))
+    add_target(status)
+    _following(status, follow=False)
+    _route(status, _rebuild_status, deployed.rebuild_status)
     abort = actions.add_parser(
         "abort", help="stop a running rebuild; the current generation keeps serving"
     )
-    _target(abort)
-    abort.set_defaults(handler=lambda args, console, _: _rebuild_abort(args, console))
+    add_target(abort)
+    abort.add_argument("--interval", type=float, default=DEFAULT_INTERVAL, help=argparse.SUPPRESS)
+    _route(abort, _rebuild_abort, deployed.rebuild_abort)
 
 
-def _target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ready-file",
-        type=Path,
-        help="use the stack a running `video-index local` describes in this file",
+def _source(parser: argparse.ArgumentParser, *, default: str) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--manifest", help="s3://BUCKET/.../manifest.json of an S3 Inventory report")
+    where.add_argument(
+        "--source",
+        choices=("inventory", "list"),
+        default=default,
+        help=f"inventory (the newest report under the inventory destination) or list (a "
+        f"listing of v1/: small buckets, before any report exists); default {default}",
     )
 
 
+def _following(parser: argparse.ArgumentParser, *, follow: bool) -> None:
+    parser.add_argument(
+        "--follow",
+        action=argparse.BooleanOptionalAction,
+        default=follow,
+        help="with --stack: follow the execution to its end (Ctrl-C detaches; it keeps "
+        f"running){' (default)' if follow else ''}",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL,
+        metavar="SECONDS",
+        help="with --stack: seconds between two looks at the execution "
+        f"(default {DEFAULT_INTERVAL:g})",
+    )
+
+
+def _route(
+    parser: argparse.ArgumentParser, in_process: Any, on_stack: Any, *, detachable: bool = False
+) -> None:
+    """Deployed (``--stack`` without ``--in-process``) or in this process; neither is a
+    usage error."""
+
+    def handler(args: argparse.Namespace, console: Console, _: Any) -> int:
+        name = stack_name(args)
+        if name is not None and not getattr(args, "in_process", False):
+            if (
+                getattr(args, "settle_seconds", None) is not None
+                or getattr(args, "drop_grace_seconds", None) is not None
+            ):
+                parser.error(
+                    "--settle-seconds and --drop-grace-seconds are for a rebuild in this "
+                    "process (--in-process); the deployed state machine has its own"
+                )
+            return guarded(console, lambda: int(on_stack(args, console, name)))
+        if args.ready_file is None and not getattr(args, "in_process", False):
+            parser.error(WHERE)
+        if detachable and not args.follow:
+            parser.error("--no-follow needs --stack: a job in this process runs while you wait")
+        return int(in_process(args, console))
+
+    parser.set_defaults(handler=handler)
+
+
 def _ops(args: argparse.Namespace) -> Any:
-    """Ops wired from a ready file or from the environment (AWS imports happen here)."""
+    """Ops wired from a ready file, a stack's outputs or the environment (AWS imports here)."""
     from video_index.aws.clients import Clients
     from video_index.core.settings import Settings
     from video_index.ops.service import build_ops
 
     if args.ready_file is None:
+        if args.stack:  # --stack NAME --in-process: this process, on the stack's resources
+            stack = open_stack(args.stack)
+            return build_ops(stack.settings(), stack.clients())
         return build_ops(Settings.from_env(), Clients.default())
     from video_index.local.ready import ReadyStack
 
@@ -116,16 +171,16 @@ def _reconcile(args: argparse.Namespace, console: Console) -> int:
             )
         except ReconcileRefused as refused:
             ops.save_report(refused.report)
-            _print_report(console, refused.report.as_dict(), args.json)
+            print_report(console, refused.report.as_dict(), args.json)
             console.print(f"[red]refused:[/red] {refused}")
             return EXIT_PROBLEM
-        _print_report(console, report.as_dict(), args.json)
+        print_report(console, report.as_dict(), args.json)
         return EXIT_OK
 
     return guarded(console, run)
 
 
-def _print_report(console: Console, report: dict[str, Any], as_json: bool) -> None:
+def print_report(console: Console, report: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(report, default=str, indent=2))
         return
@@ -165,6 +220,8 @@ def _rebuild_start(args: argparse.Namespace, console: Console) -> int:
 
     def run() -> int:
         ops = _ops(args)
+        source = "inventory" if args.manifest else args.source
+        objects = None if source == "list" else ops.objects(source, args.manifest)[0]
         with _progress(console) as progress:
             task = progress.add_task("building", total=None)
 
@@ -175,8 +232,14 @@ def _rebuild_start(args: argparse.Namespace, console: Console) -> int:
                     total=status.partitions_total or None,
                     completed=status.partitions_done,
                 )
+                if not console.is_terminal:  # a log or a pipe: one line per step
+                    console.print(
+                        f"rebuild in process · {status.phase} · "
+                        f"{status.partitions_done}/{status.partitions_total} partitions"
+                    )
 
             status = ops.rebuilder.run(  # a rebuild already running: Conflict, exit 1
+                objects,
                 settle_seconds=(
                     DEFAULT_SETTLE_SECONDS if args.settle_seconds is None else args.settle_seconds
                 ),

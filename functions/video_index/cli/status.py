@@ -1,8 +1,10 @@
 """``video-index status``: is ingest keeping up? For the local stack or a deployed one.
 
-``video-index status [--ready-file PATH | --queue-url URL --dlq-url URL --table NAME]
-[--json]``: exit 0 when healthy, 1 when the dead-letter queue holds messages (or a
-figure could not be read), 2 bad usage. The figures are :mod:`video_index.ops.status`'s.
+``video-index status [--stack NAME | --ready-file PATH | --queue-url URL --dlq-url URL
+--table NAME] [--json]``: exit 0 when healthy, 1 when the dead-letter queue holds
+messages, the last reconcile or rebuild execution failed (or a figure could not be
+read), 2 bad usage or configuration (an unknown stack, no credentials), 3 AWS
+unavailable. The figures are :mod:`video_index.ops.status`'s.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
 
 
 def register(commands: Any) -> None:
@@ -26,12 +28,20 @@ def register(commands: Any) -> None:
         "status",
         help="queue and DLQ depth, oldest message age, read-model generation, last reconcile",
         description=(
-            "Show whether ingest keeps up, for the local stack (--ready-file) or a deployed "
-            "one (--queue-url, --dlq-url, --table, or VIDEO_INDEX_QUEUE_URL, "
+            "Show whether ingest keeps up, for a deployed stack (--stack NAME, or "
+            "VIDEO_INDEX_STACK: everything is found in its outputs, with its reconcile and "
+            "rebuild executions), the local stack (--ready-file) or explicit resources "
+            "(--queue-url, --dlq-url, --table, or VIDEO_INDEX_QUEUE_URL, "
             "VIDEO_INDEX_DLQ_URL, VIDEO_INDEX_TABLE; AWS credentials and endpoints from the "
             "usual boto3 configuration). Read-only. Exit code 0 when healthy, 1 when the "
-            "dead-letter queue is not empty or a figure could not be read, 2 on bad usage."
+            "dead-letter queue is not empty, the last execution failed or a figure could "
+            "not be read, 2 on bad usage or configuration, 3 when AWS is unavailable."
         ),
+    )
+    status.add_argument(
+        "--stack",
+        metavar="NAME",
+        help="the deployed stack (its CloudFormation name; default $VIDEO_INDEX_STACK)",
     )
     status.add_argument(
         "--ready-file",
@@ -52,9 +62,18 @@ def register(commands: Any) -> None:
 
 
 def _status(args: argparse.Namespace, console: Console, parser: argparse.ArgumentParser) -> int:
+    from video_index.cli.targets import ENV_STACK
     from video_index.core.contract import ENV_DLQ_URL, ENV_QUEUE_URL, ENV_TABLE
-    from video_index.ops.status import StatusTarget, collect
+    from video_index.ops.status import StatusTarget
 
+    explicit = args.ready_file is not None or args.queue_url or args.dlq_url or args.table
+    stack = args.stack or (None if explicit else os.environ.get(ENV_STACK))
+    if stack:
+        if explicit:
+            parser.error(
+                "argument --stack: not allowed with --ready-file, --queue-url, --dlq-url, --table"
+            )
+        return guarded(console, lambda: _show(args, console, _stack_target(stack)))
     if args.ready_file is not None:
         if args.queue_url or args.dlq_url or args.table:
             parser.error("argument --ready-file: not allowed with --queue-url, --dlq-url, --table")
@@ -90,12 +109,38 @@ def _status(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             dynamodb=session.client("dynamodb", config=CLIENT_CONFIG),
             cloudwatch=session.client("cloudwatch", config=CLIENT_CONFIG),
         )
+    return _show(args, console, target)
+
+
+def _show(args: argparse.Namespace, console: Console, target: Any) -> int:
+    from video_index.ops.status import collect
+
     status = collect(target)
     if args.json:
         print(json.dumps(status, indent=2, default=str))
     else:
         _print_status(console, status)
     return EXIT_OK if status["healthy"] else EXIT_PROBLEM
+
+
+def _stack_target(name: str) -> Any:
+    """Everything the status reads, from the deployed stack's outputs."""
+    from video_index.cli.targets import open_stack
+    from video_index.ops.jobs import REBUILD, RECONCILE
+    from video_index.ops.status import StatusTarget
+
+    stack = open_stack(name)
+    settings = stack.settings()
+    return StatusTarget(
+        queue_url=settings.queue_url,
+        dlq_url=settings.dlq_url,
+        table=settings.table,
+        sqs=stack.client("sqs"),
+        dynamodb=stack.client("dynamodb"),
+        cloudwatch=stack.client("cloudwatch"),
+        stepfunctions=stack.client("stepfunctions"),
+        state_machines={job.name: stack[job.state_machine_output] for job in (RECONCILE, REBUILD)},
+    )
 
 
 def _ready_file_target(path: Path, console: Console) -> Any:
@@ -158,6 +203,36 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
         "last reconcile",
         Text("none yet" if reconcile is None else json.dumps(reconcile, sort_keys=True)),
     )
+    for job, executions in (status.get("executions") or {}).items():
+        table.add_row(f"{job} executions", _executions_text(executions))
+    for problem in status.get("problems", []):
+        table.add_row("problem", Text(problem, style="bold red"))
     for error in status["errors"]:
         table.add_row("error", Text(error, style="red"))
     console.print(table)
+
+
+def _executions_text(executions: dict[str, Any]) -> Text:
+    if executions.get("running") is None:
+        return Text("unavailable", style="red")
+    lines = [
+        f"running: {execution['name']} since {execution['started']}"
+        for execution in executions["running"]
+    ] or ["none running"]
+    last = executions.get("last")
+    if last is None:
+        lines.append("none finished yet")
+    else:
+        line = f"last: {last['name']} {last['status'].lower()} at {last['stopped']}"
+        if last.get("error") or last.get("cause"):
+            line += f" ({last.get('error')}: {last.get('cause')})"
+        output = last.get("output") or {}
+        if "partitions_checked" in output:  # a reconcile report
+            line += (
+                f"; {output['partitions_checked']} partitions checked, "
+                f"{output['partitions_repaired']} repaired"
+            )
+        if "current" in output:  # a rebuild's finish
+            line += f"; generation {output['current']} serves"
+        lines.append(line)
+    return Text("\n".join(lines))

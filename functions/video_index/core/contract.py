@@ -106,3 +106,32 @@ def reconcile_object_key(run_id: str, name: str) -> str:
 def rebuild_object_key(rebuild_id: str, name: str) -> str:
     """``rebuild/<rebuild id>/<name>`` (``partitions.json``)."""
     return f"{REBUILD_REPORTS_PREFIX}{rebuild_id}/{name}"
+
+
+# --- stack outputs: what ops tools find with `--stack NAME` (docs/operations.md) -------------
+# CloudFormation output keys of the deployed stack. `video-index … --stack NAME` reads them
+# with DescribeStacks, so no operator ever types an ARN or a queue URL.
+
+OUTPUT_API_URL: Final = "ApiUrl"
+OUTPUT_RECONCILE_STATE_MACHINE: Final = "ReconcileStateMachineArn"
+OUTPUT_REBUILD_STATE_MACHINE: Final = "RebuildStateMachineArn"
+#: The ops Lambda: the CLI invokes its own ``rebuild-abort`` step after stopping a rebuild.
+OUTPUT_OPS_FUNCTION: Final = "OpsFunctionName"
+OUTPUT_BUCKET: Final = "SegmentBucketName"
+OUTPUT_REPORTS_BUCKET: Final = "ReportsBucketName"
+OUTPUT_INVENTORY_DESTINATION: Final = "InventoryDestination"
+OUTPUT_TABLE: Final = "ReadModelTableName"
+OUTPUT_QUEUE_URL: Final = "NotificationQueueUrl"
+OUTPUT_DLQ_URL: Final = "DeadLetterQueueUrl"
+#: Every output the ops commands need; a stack without one of them predates them.
+OPS_OUTPUTS: Final = (
+    OUTPUT_RECONCILE_STATE_MACHINE,
+    OUTPUT_REBUILD_STATE_MACHINE,
+    OUTPUT_OPS_FUNCTION,
+    OUTPUT_BUCKET,
+    OUTPUT_REPORTS_BUCKET,
+    OUTPUT_INVENTORY_DESTINATION,
+    OUTPUT_TABLE,
+    OUTPUT_QUEUE_URL,
+    OUTPUT_DLQ_URL,
+)

@@ -66,8 +66,17 @@ class SourceInput(Payload):
 
 
 class ReconcileInput(SourceInput):
+    """A reconcile execution's input (``video-index reconcile --stack`` starts it with this)."""
+
     dry_run: bool = False
     force: bool = False
+
+
+class RebuildInput(SourceInput):
+    """A rebuild execution's input: from a listing unless an inventory report is named
+    (``video-index rebuild start --stack`` starts it with this)."""
+
+    source: Source = "list"
 
 
 class PlanOutput(Payload):

@@ -5,20 +5,23 @@ queue's depth, the age of the oldest message (CloudWatch ``AWS/SQS``
 ``ApproximateAgeOfOldestMessage``; "unknown" where CloudWatch has no figure, e.g.
 locally — the queue is never peeked at, since a receive would count against the
 message's ``maxReceiveCount``), the read model's serving (and building) generation
-and the last reconcile result.
+and the last reconcile result; for a deployed stack also the running and the last
+execution of each ops state machine, with its result.
 
-Read-only: GetQueueAttributes, GetMetricStatistics, GetItem on the control items.
+Read-only: GetQueueAttributes, GetMetricStatistics, GetItem on the control items,
+ListExecutions and DescribeExecution.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Final
 
 from boto3.dynamodb.types import TypeDeserializer
 
+from video_index.aws.executions import StateMachineExecutions
 from video_index.aws.store import ReadModelStore
 from video_index.core.layout import CONTROL_PK, GENERATION_SK, RECONCILE_SK
 from video_index.core.settings import DEFAULT_TOMBSTONE_DAYS
@@ -40,6 +43,9 @@ class StatusTarget:
     sqs: Any
     dynamodb: Any
     cloudwatch: Any
+    #: Deployed: a Step Functions client and ``{job name: state machine ARN}``.
+    stepfunctions: Any = None
+    state_machines: dict[str, str] = field(default_factory=dict)
 
 
 def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]:
@@ -54,10 +60,50 @@ def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]
     )
     status["read_model"] = _read_model(target.dynamodb, target.table, errors)
     status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
+    problems: list[str] = []
+    if target.state_machines:
+        status["executions"] = {
+            job: _executions(target.stepfunctions, arn, job, errors, problems)
+            for job, arn in target.state_machines.items()
+        }
     status["errors"] = errors
     dlq_depth = status["dlq"].get("depth")
-    status["healthy"] = not errors and dlq_depth == 0
+    if dlq_depth:
+        problems.insert(0, f"the dead-letter queue holds {dlq_depth} message(s)")
+    status["problems"] = problems
+    status["healthy"] = not errors and not problems and dlq_depth == 0
     return status
+
+
+#: How a last execution ends that needs an operator (an operator's stop does not).
+FAILED_STATUSES: Final = frozenset({"FAILED", "TIMED_OUT"})
+
+
+def _executions(
+    client: Any, arn: str, job: str, errors: list[str], problems: list[str]
+) -> dict[str, Any]:
+    """The running executions and the newest one, with its error or output."""
+    executions = StateMachineExecutions(client, arn)
+    try:
+        running = executions.running()
+        latest = executions.last_finished()
+    except Exception as exc:
+        errors.append(f"{job} executions: {exc}")
+        return {"state_machine": arn, "running": None, "last": None}
+    last: dict[str, Any] | None = None
+    if latest is not None:
+        last = latest.as_dict()
+        if latest.succeeded and isinstance(latest.output, dict):
+            last["output"] = latest.output
+    if latest is not None and latest.status in FAILED_STATUSES:
+        problems.append(
+            f"the last {job} execution {latest.status.lower()}: {latest.error}: {latest.cause}"
+        )
+    return {
+        "state_machine": arn,
+        "running": [execution.as_dict() for execution in running],
+        "last": last,
+    }
 
 
 def _queue(sqs: Any, url: str, errors: list[str]) -> dict[str, Any]:

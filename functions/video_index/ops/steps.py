@@ -53,6 +53,7 @@ from video_index.ops.payloads import (
     RebuildBatch,
     RebuildFinishInput,
     RebuildGeneration,
+    RebuildInput,
     RebuildStartOutput,
     ReconcileBatch,
     ReconcileInput,
@@ -61,7 +62,6 @@ from video_index.ops.payloads import (
     S3Location,
     ShardBatch,
     ShardCounts,
-    SourceInput,
     UnitBatch,
     UnitCounts,
 )
@@ -217,7 +217,7 @@ def reconcile_report(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
 def rebuild_plan(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
     """The fingerprint pass's S3 side only: its partitions holding objects are the
     rebuild's partition list."""
-    request: SourceInput = SourceInput.parse({"source": "list", **event})
+    request: RebuildInput = RebuildInput.parse(event)
     run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
     plan, units = ops.plan(
         run_id=run_id,
@@ -239,7 +239,7 @@ def rebuild_start(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
             S3Partials(ops.reports), request.plan.folder, request.plan.shard_count, "with_objects"
         )
     else:
-        source: SourceInput = SourceInput.parse({"source": "list", **event})
+        source: RebuildInput = RebuildInput.parse(event)
         partitions = ops.rebuild_partitions(source.source, source.manifest_uri())
     status = ops.rebuilder.start(partitions)
     rebuild_id = status.rebuild_id or "rebuild"

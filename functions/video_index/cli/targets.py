@@ -1,0 +1,73 @@
+"""Where an ops command works: a deployed stack, a running ``video-index local``, or this process.
+
+* ``--stack NAME`` (or ``VIDEO_INDEX_STACK``): the deployed stack; jobs run on its state
+  machines, everything else is found in its outputs (docs/operations.md);
+* ``--ready-file PATH``: a running ``video-index local``; jobs run in this process;
+* ``--in-process``: the job runs in this process — on the stack's resources with
+  ``--stack``, else configured by ``VIDEO_INDEX_*`` and the usual boto3 variables.
+
+Nothing is implied: a job command without one of them is a usage error, so a large
+bucket is never rebuilt in an operator's shell by accident.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Final
+
+ENV_STACK: Final = "VIDEO_INDEX_STACK"
+
+WHERE: Final = (
+    "say where to run: --stack NAME (the deployed stack's state machines; or set "
+    f"{ENV_STACK}), --ready-file PATH (a running `video-index local`) or --in-process "
+    "(this process, configured by VIDEO_INDEX_* variables)"
+)
+
+
+def add_target(parser: argparse.ArgumentParser, *, in_process: bool = True) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--stack",
+        metavar="NAME",
+        help=f"the deployed stack (its CloudFormation name; default ${ENV_STACK}); "
+        "found with DescribeStacks in the usual AWS profile and region",
+    )
+    where.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="use the stack a running `video-index local` describes in this file",
+    )
+    if in_process:
+        parser.add_argument(
+            "--in-process",
+            action="store_true",
+            help="run the job in this process (small buckets, `video-index local`): on the "
+            "resources of --stack, or configured by VIDEO_INDEX_* without it",
+        )
+
+
+def stack_name(args: argparse.Namespace) -> str | None:
+    """The stack the command targets: ``--stack``, else ``VIDEO_INDEX_STACK`` (unless
+    another target was given)."""
+    if args.stack:
+        return str(args.stack)
+    if getattr(args, "ready_file", None) is not None or getattr(args, "in_process", False):
+        return None
+    return os.environ.get(ENV_STACK) or None
+
+
+def new_session() -> Any:
+    """A boto3 session with the shell's AWS configuration (the seam tests replace)."""
+    import boto3
+
+    return boto3.session.Session()
+
+
+def open_stack(name: str) -> Any:
+    """The deployed stack ``name`` (:class:`~video_index.ops.deployed.DeployedStack`)."""
+    from video_index.ops.deployed import DeployedStack
+
+    return DeployedStack.open(name, new_session())
