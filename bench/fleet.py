@@ -340,10 +340,10 @@ def _report(
     reduce_seconds = statistics.median(r["cpu_seconds"] for r in reducers) * (
         reduce_rows / measured_reduce_rows
     )
-    waves = math.ceil((units + segments) / DEFAULT_CONCURRENCY)
-    wall = (
-        waves * max(unit_seconds, segment_seconds)
-        + math.ceil(shards / DEFAULT_CONCURRENCY) * reduce_seconds
+    # Each map keeps DEFAULT_CONCURRENCY children busy; it lasts at least its longest child.
+    map_seconds = units * unit_seconds + segments * segment_seconds
+    wall = max(max(unit_seconds, segment_seconds), map_seconds / DEFAULT_CONCURRENCY) + max(
+        reduce_seconds, shards * reduce_seconds / DEFAULT_CONCURRENCY
     )
     child_seconds = units * unit_seconds + segments * segment_seconds + shards * reduce_seconds
     gb_seconds = child_seconds * LAMBDA_GB
@@ -371,9 +371,10 @@ def _report(
         f"assumed); {shards} reduce shards of {reduce_rows / 1e6:,.1f} M partial rows at "
         f"{reduce_seconds:,.0f} s each (scaled from the measured reducer). Longest child: "
         f"{max(unit_seconds, segment_seconds, reduce_seconds):,.0f} s of Lambda's 900 s.",
-        f"Wall time at the default concurrency ({DEFAULT_CONCURRENCY}): {waves} waves of the "
-        f"map + the reduce = {wall / 60:,.1f} min (plus Step Functions' start-up of each "
-        "child, about a second).",
+        f"Wall time at the default concurrency ({DEFAULT_CONCURRENCY} children at a time): "
+        f"the map {map_seconds / DEFAULT_CONCURRENCY / 60:,.1f} min + the reduce = "
+        f"{wall / 60:,.1f} min (plus Step Functions' start-up of each child, about a second); "
+        f"the Scan is {segments * segment_seconds / map_seconds:.0%} of the map's work.",
         f"Per run: {gb_seconds:,.0f} Lambda GB-s ({LAMBDA_GB:.2f} GB, arm64) + "
         f"{invocations:,} requests = ${lambda_cost:,.2f}; {transitions:,} state transitions "
         f"= ${transitions * PRICE_TRANSITION:,.2f}; S3 {s3_puts:,} PUT + {s3_gets:,} GET "
