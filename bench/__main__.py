@@ -19,6 +19,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
 from bench.assets import assets_benchmark  # noqa: E402
+from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
 from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
@@ -33,6 +34,7 @@ BENCHMARKS: list[Benchmark] = [
     queries_benchmark,
     pipeline_benchmark,
     reconcile_benchmark,
+    fleet_benchmark,
     media_benchmark,
     assets_benchmark,
 ]

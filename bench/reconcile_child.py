@@ -6,11 +6,14 @@ as JSON to the ``out`` path given in the arguments:
 * ``bare``: each data file of the report is fetched with one GET into a temporary
   file and streamed through pyarrow (``ParquetFile.iter_batches``, or
   ``pyarrow.csv.open_csv`` over the gzip), every column, no Python per row: the floor.
-* ``reconcile``: the product's reconcile on the same report: ``Ops.objects("inventory",
-  manifest)`` into ``Reconciler.plan``, then ``Reconciler.repair`` of every partition
-  that differs. DynamoDB and S3 requests are counted with botocore ``before-call``
-  hooks on the clients the product uses; DynamoDB read units are the ones the
-  responses report (``ConsumedCapacity``; for reads, sized as AWS does).
+* ``reconcile``: the product's reconcile on the same report, as the distributed plan
+  runs it, its children one after the other in this process: ``Ops.plan`` (units over
+  the data files, a Scan unit), ``run_unit`` of each inventory unit (the *inventory
+  pass*: GET, verify, column-wise parse and fingerprint), then the Scan unit,
+  ``reduce_shard``, ``decide``, and ``Reconciler.complete`` (the repair of every
+  partition that differs). DynamoDB and S3 requests are counted with botocore
+  ``before-call`` hooks on the clients the product uses; DynamoDB read units are the
+  ones the responses report (``ConsumedCapacity``; for reads, sized as AWS does).
 
 Peak RSS is ``getrusage(RUSAGE_SELF).ru_maxrss``; the import floor is the same figure
 taken after the imports, before any work.
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 _READS: Final = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
@@ -57,7 +60,7 @@ def bare(args: dict[str, Any]) -> dict[str, Any]:
 
     s3 = boto3.client("s3", endpoint_url=args["s3_endpoint"])
     floor = peak_rss_kb()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     bucket, _, key = args["manifest"][len("s3://") :].partition("/")
     manifest = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
     destination = str(manifest["destinationBucket"]).rsplit(":", 1)[-1]
@@ -96,6 +99,7 @@ def bare(args: dict[str, Any]) -> dict[str, Any]:
             os.unlink(path)
     seconds = time.perf_counter() - began
     return {
+        "cpu_seconds": time.process_time() - cpu,
         "rows": rows,
         "batches": batches,
         "seconds": seconds,
@@ -134,8 +138,18 @@ def reconcile(args: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.parquet  # noqa: F401 - imported lazily by the product: count it in the floor
 
     from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
-    from video_index.aws.objects import ListedObject
+    from video_index.core.contract import reconcile_object_key
     from video_index.core.settings import Settings
+    from video_index.ops.mapreduce import (
+        MemoryPartials,
+        decide,
+        reduce_shard,
+        run_unit,
+        sum_shards,
+        sum_units,
+    )
+    from video_index.ops.payloads import UnitBatchInput
+    from video_index.ops.reconcile import Plan
     from video_index.ops.service import build_ops
 
     dynamodb = boto3.client(
@@ -148,50 +162,64 @@ def reconcile(args: dict[str, Any]) -> dict[str, Any]:
     ops = build_ops(settings, Clients(dynamodb=dynamodb, s3=s3, sqs=None))
     floor = peak_rss_kb()
 
-    marks: dict[str, Any] = {}
-
-    def timed(objects: Iterator[ListedObject]) -> Iterator[ListedObject]:
-        count = 0
-        for obj in objects:
-            count += 1
-            yield obj
-        marks["inventory_done"] = time.perf_counter()
-        marks["rows"] = count
-        marks["inventory_rss_kb"] = peak_rss_kb()
-        marks["dynamodb_at_inventory"] = dynamodb_calls.snapshot()
-        marks["s3_at_inventory"] = s3_calls.snapshot()
-
-    began = time.perf_counter()
-    objects, manifest = ops.objects("inventory", args["manifest"])
-    plan = ops.reconciler.plan(
-        timed(objects),
+    # The distributed plan, its children run one after the other in this process (one
+    # worker: the figures are one child's), inventory units first, then the Scan.
+    began, cpu = time.perf_counter(), time.process_time()
+    report = ops.reconciler.new_report(source="inventory")
+    plan, units = ops.plan(
+        run_id=report.run_id,
+        folder=reconcile_object_key(report.run_id, ""),
         source="inventory",
-        manifest=manifest,
+        manifest=args["manifest"],
+        generation=report.generation,
+    )
+    report.manifest = plan.manifest
+    context = ops.map_context(MemoryPartials())
+    run = UnitBatchInput(
+        folder=plan.folder,
+        manifest=plan.manifest,
+        generation=plan.generation,
+        shard_count=plan.shard_count,
+    )
+    inventory = [run_unit(context, unit, run) for unit in units if not unit.scan]
+    inventory_done, inventory_cpu = time.perf_counter(), time.process_time() - cpu
+    inventory_rss = peak_rss_kb()
+    dynamodb_at_inventory, s3_at_inventory = dynamodb_calls.snapshot(), s3_calls.snapshot()
+    scans = [run_unit(context, unit, run) for unit in units if unit.scan]
+    reduced = [
+        reduce_shard(context.partials, plan.folder, shard, len(units))
+        for shard in range(plan.shard_count)
+    ]
+    differing = sorted(p for _, comparison in reduced for p in comparison.differing)
+    decide(
+        report,
+        sum_units([*inventory, *scans]),
+        sum_shards(counts for counts, _ in reduced),
         max_remove_share=settings.max_remove_share,
     )
     planned = time.perf_counter()
     dynamodb_at_plan, s3_at_plan = dynamodb_calls.snapshot(), s3_calls.snapshot()
-    report = plan.report
-    if report.refusal is None:
-        for partition in plan.differing:
-            report.add(ops.reconciler.repair(report.generation, partition, dry_run=False))
+    report = ops.reconciler.complete(Plan(report, differing))
     finished = time.perf_counter()
     return {
-        "rows": marks.get("rows", 0),
+        "rows": sum(u.objects_seen for u in inventory),
+        "units": len(units),
+        "shards": plan.shard_count,
         "seconds": finished - began,
-        "inventory_seconds": marks["inventory_done"] - began,
-        "read_model_seconds": planned - marks["inventory_done"],
+        "inventory_seconds": inventory_done - began,
+        "inventory_cpu_seconds": inventory_cpu,
+        "read_model_seconds": planned - inventory_done,
         "repair_seconds": finished - planned,
         "floor_rss_kb": floor,
-        "inventory_rss_kb": marks["inventory_rss_kb"],
+        "inventory_rss_kb": inventory_rss,
         "dynamodb": dynamodb_calls.snapshot(),
-        "dynamodb_at_inventory": marks["dynamodb_at_inventory"],
+        "dynamodb_at_inventory": dynamodb_at_inventory,
         "dynamodb_at_plan": dynamodb_at_plan,
         "s3": s3_calls.snapshot(),
-        "s3_at_inventory": marks["s3_at_inventory"],
+        "s3_at_inventory": s3_at_inventory,
         "s3_at_plan": s3_at_plan,
         "read_units": dynamodb_calls.read_units,
-        "differing": [p.as_dict() for p in plan.differing],
+        "differing": [p.as_dict() for p in differing],
         "report": report.as_dict(),
     }
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 
+import xxhash
+
 from video_index.ops.fingerprints import Partition
 
 DEVICES: Final = 200
@@ -128,8 +130,8 @@ def hour_label(hour_ms: int) -> str:
 
 
 def key_hash(key: str) -> int:
-    """64 bits of SHA-256, as docs/read-model.md describes ``h``."""
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    """XXH64 of the key, as docs/read-model.md describes ``h`` (the reference binding)."""
+    return int(xxhash.xxh64_intdigest(key.encode()))
 
 
 def bucket_figures(segments: list[Segment]) -> dict[str, dict[str, int]]:

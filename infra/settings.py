@@ -189,6 +189,11 @@ class StackSettings:
     #: Reconcile/rebuild Lambda timeout and memory (1769 MB is one full vCPU).
     reconcile_timeout_seconds: int = 900
     reconcile_memory_mb: int = 1769
+    #: The fingerprint and reduce maps of the distributed plan (docs/operations.md, "At
+    #: fleet scale"): parallel children, and the ops Lambda's /tmp, which holds one
+    #: inventory data file at a time (checked against its MD5 before it is read).
+    reconcile_fingerprint_concurrency: int = 100
+    reconcile_ephemeral_storage_mb: int = 10240
 
     def __post_init__(self) -> None:
         self._validate()
@@ -351,6 +356,15 @@ class StackSettings:
             )
         _check_range("reconcile_timeout_seconds", self.reconcile_timeout_seconds, 1, 900)
         _check_range("reconcile_memory_mb", self.reconcile_memory_mb, 128, 10240)
+        _check_range(
+            "reconcile_fingerprint_concurrency",
+            self.reconcile_fingerprint_concurrency,
+            1,
+            MAX_MAP_CONCURRENCY,
+        )
+        _check_range(
+            "reconcile_ephemeral_storage_mb", self.reconcile_ephemeral_storage_mb, 512, 10240
+        )
 
 
 def _fail(key: str, problem: str) -> NoReturn:

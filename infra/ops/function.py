@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Acknowledgment, Duration
+from aws_cdk import Acknowledgment, Duration, Size
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -33,11 +33,13 @@ from video_index.core.contract import (
 from video_index.core.table_schema import read_model_table_definition
 
 #: Item actions reconcile and rebuild perform on the read model (repairs are conditional
-#: writes and transactions; a rebuild writes a generation in batches and drops the old one).
+#: writes and transactions; a rebuild writes a generation in batches and drops the old one;
+#: the plan sizes its parallel Scan by the table's size, DescribeTable).
 READ_MODEL_ACTIONS: Final = [
     "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
+    "dynamodb:DescribeTable",
     "dynamodb:GetItem",
     "dynamodb:PutItem",
     "dynamodb:Query",
@@ -142,6 +144,7 @@ def ops_function(
         role_description=("video-index reconcile/rebuild: S3 listing and inventory -> read model"),
         timeout=Duration.seconds(settings.reconcile_timeout_seconds),
         memory_size=settings.reconcile_memory_mb,
+        ephemeral_storage=Size.mebibytes(settings.reconcile_ephemeral_storage_mb),
         environment={
             ENV_BUCKET: bucket.bucket_name,
             ENV_TABLE: table.table_name,

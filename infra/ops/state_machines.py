@@ -1,12 +1,17 @@
 """The reconcile and rebuild state machines (JSONata, STANDARD) and their roles.
 
-* **reconcile**: ``Defaults`` -> ``Plan`` (``reconcile-plan``) -> nothing to repair or a dry
-  run? -> ``RepairPartitions`` (Distributed Map, ``reconcile-partitions`` per batch) ->
-  ``Report`` (``reconcile-report``).
-* **rebuild**: ``Defaults`` -> ``Start`` (``rebuild-start``, from a listing or the manifest
-  given) -> ``RebuildPartitions`` (Distributed Map, ``rebuild-partitions``) -> ``Finish``
-  (``rebuild-finish``); a failure of the map or of the finish goes to ``Abort``
-  (``rebuild-abort``) and then fails the execution.
+* **reconcile**: ``Defaults`` -> ``Plan`` (``reconcile-plan``: units and shards) ->
+  ``Fingerprint`` (Distributed Map over the units, ``fingerprint-units``) -> ``Reduce``
+  (Distributed Map over the shards, ``fingerprint-reduce``) -> ``Decide``
+  (``reconcile-decide``: the safety threshold, the partitions to repair) -> nothing to
+  repair or a dry run? -> ``RepairPartitions`` (Distributed Map, ``reconcile-partitions``
+  per batch) -> ``Report`` (``reconcile-report``).
+* **rebuild**: ``Defaults`` -> ``Plan`` (``rebuild-plan``, from a listing or the manifest
+  given) -> ``Fingerprint`` -> ``Reduce`` (the same maps, S3 side only) -> ``Start``
+  (``rebuild-start``: the partitions holding objects) -> ``RebuildPartitions``
+  (Distributed Map, ``rebuild-partitions``) -> ``Finish`` (``rebuild-finish``); a failure
+  of the map or of the finish goes to ``Abort`` (``rebuild-abort``) and then fails the
+  execution.
 
 The state machines get *immutable* views of their roles: the statements CDK would add
 on its own (a ``<bucket>/*`` read for the item reader, a ``<bucket>/*`` write for the
@@ -33,10 +38,14 @@ from infra.nag import logical_id
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
+    ACTION_FINGERPRINT_REDUCE,
+    ACTION_FINGERPRINT_UNITS,
     ACTION_REBUILD_ABORT,
     ACTION_REBUILD_FINISH,
     ACTION_REBUILD_PARTITIONS,
+    ACTION_REBUILD_PLAN,
     ACTION_REBUILD_START,
+    ACTION_RECONCILE_DECIDE,
     ACTION_RECONCILE_PARTITIONS,
     ACTION_RECONCILE_PLAN,
     ACTION_RECONCILE_REPORT,
@@ -113,6 +122,14 @@ BATCH_FIELDS: Final = {
 }
 
 
+#: What the decision (and rebuild's start) gets: the plan and where both maps' outputs are.
+DECIDE_FIELDS: Final = {
+    "plan": _jsonata("$plan"),
+    "unit_results": _jsonata("$unitResults"),
+    "shard_results": _jsonata("$shardResults"),
+}
+
+
 class StateMachines:
     """Builds both state machines (and their roles and logs) inside ``scope``."""
 
@@ -183,12 +200,18 @@ class StateMachines:
         results_prefix: str,
         processor: sfn.IChainable,
         assign: Mapping[str, str] | None = None,
+        items: str = "partitions",
+        batch_size: int | None = None,
+        concurrency: int | None = None,
+        tolerated_failure_percent: int | None = None,
+        outputs: str | None = None,
     ) -> sfn.DistributedMap:
-        """Distributed Map over the JSON partition list the previous state returned.
+        """Distributed Map over the JSON list the previous state named.
 
-        The previous state's output is ``{..., "partitions": {"Bucket", "Key"}}``. The list
-        is always read from the reports bucket (the role may read nothing else there but
-        the run's own prefix), so ``Bucket`` is not used.
+        The previous state's output is ``{..., items: {"Bucket", "Key"}}`` (``partitions``,
+        or the plan's ``units`` and ``shards``). The list is always read from the reports
+        bucket (the role may read nothing else there but the run's own prefix), so
+        ``Bucket`` is not used.
         """
         settings = self.settings
         reports = self.storage.reports_bucket
@@ -197,18 +220,78 @@ class StateMachines:
             construct_id,
             state_name=state_name,
             item_reader=sfn.S3JsonItemReader(
-                bucket=reports, key=_jsonata("$states.input.partitions.Key")
+                bucket=reports, key=_jsonata(f"$states.input.{items}.Key")
             ),
             item_batcher=sfn.ItemBatcher(
-                max_items_per_batch=settings.reconcile_batch_size, batch_input=batch_input
+                max_items_per_batch=batch_size or settings.reconcile_batch_size,
+                batch_input=batch_input,
             ),
-            max_concurrency=settings.reconcile_max_concurrency,
-            tolerated_failure_percentage=settings.reconcile_tolerated_failure_percent,
+            max_concurrency=concurrency or settings.reconcile_max_concurrency,
+            tolerated_failure_percentage=(
+                settings.reconcile_tolerated_failure_percent
+                if tolerated_failure_percent is None
+                else tolerated_failure_percent
+            ),
             result_writer_v2=sfn.ResultWriterV2(bucket=reports, prefix=results_prefix),
             assign=assign,
+            outputs=outputs,
         )
         distributed_map.item_processor(processor)
         return distributed_map
+
+    def _fingerprint_maps(
+        self, prefix: str, reports_prefix: str
+    ) -> tuple[sfn.DistributedMap, sfn.DistributedMap]:
+        """The map over the plan's units and the reduce over its shards (docs/operations.md,
+        "At fleet scale"), one unit or shard per child, every one of which must succeed.
+        Both pass the plan on as their output; ``$unitResults`` and ``$shardResults`` say
+        where their children's outputs are."""
+        concurrency = self.settings.reconcile_fingerprint_concurrency
+        fingerprint = self._distributed_map(
+            f"{prefix}FingerprintMap",
+            state_name="Fingerprint",
+            items="units",
+            batch_input={
+                "folder": _jsonata("$states.input.folder"),
+                "manifest": _jsonata("$states.input.manifest"),
+                "generation": _jsonata("$states.input.generation"),
+                "shard_count": _jsonata("$states.input.shard_count"),
+            },
+            results_prefix=f"{reports_prefix}{MAP_RESULTS_FOLDER}",
+            processor=self._invoke(
+                f"{prefix}FingerprintUnits",
+                ACTION_FINGERPRINT_UNITS,
+                state_name="FingerprintUnits",
+                fields=BATCH_FIELDS,
+            ),
+            batch_size=1,
+            concurrency=concurrency,
+            tolerated_failure_percent=0,
+            assign={"unitResults": _jsonata("$states.result.ResultWriterDetails")},
+            outputs=_jsonata("$states.input"),
+        )
+        reduce = self._distributed_map(
+            f"{prefix}ReduceMap",
+            state_name="Reduce",
+            items="shards",
+            batch_input={
+                "folder": _jsonata("$states.input.folder"),
+                "unit_count": _jsonata("$states.input.unit_count"),
+            },
+            results_prefix=f"{reports_prefix}{MAP_RESULTS_FOLDER}",
+            processor=self._invoke(
+                f"{prefix}ReduceShards",
+                ACTION_FINGERPRINT_REDUCE,
+                state_name="ReduceShards",
+                fields=BATCH_FIELDS,
+            ),
+            batch_size=1,
+            concurrency=concurrency,
+            tolerated_failure_percent=0,
+            assign={"shardResults": _jsonata("$states.result.ResultWriterDetails")},
+            outputs=_jsonata("$states.input"),
+        )
+        return fingerprint, reduce
 
     def _defaults(self, construct_id: str, defaults: Mapping[str, Any]) -> sfn.Pass:
         """The first state: the execution input with what it leaves out filled in."""
@@ -226,10 +309,17 @@ class StateMachines:
             "ReconcilePlan",
             ACTION_RECONCILE_PLAN,
             state_name="Plan",
-            # The plan is kept for the report; `results` stays null unless the map runs
-            # (a dry run or a read model without differences goes straight to the report).
+            # The plan is kept for the decision and the report; `results` stays null unless
+            # the repair map runs (a dry run or nothing to repair goes straight to the report).
             assign={"plan": _jsonata("$states.result.Payload"), "results": _jsonata("null")},
             fields={field: _jsonata(f"$states.input.{field}") for field in RECONCILE_DEFAULTS},
+        )
+        fingerprint, reduce = self._fingerprint_maps("Reconcile", RECONCILE_REPORTS_PREFIX)
+        decide = self._invoke(
+            "ReconcileDecide",
+            ACTION_RECONCILE_DECIDE,
+            state_name="Decide",
+            fields=DECIDE_FIELDS,
         )
         report = self._invoke(
             "ReconcileReport",
@@ -265,17 +355,28 @@ class StateMachines:
             comment="Nothing differs, or a dry run: report only",
         )
         anything_to_repair.otherwise(repair.next(report))
-        return defaults.next(plan).next(anything_to_repair)
+        return (
+            defaults.next(plan).next(fingerprint).next(reduce).next(decide).next(anything_to_repair)
+        )
 
     def _rebuild_definition(self) -> sfn.IChainable:
         defaults = self._defaults("RebuildDefaults", REBUILD_DEFAULTS)
+        plan = self._invoke(
+            "RebuildPlan",
+            ACTION_REBUILD_PLAN,
+            state_name="Plan",
+            assign={"plan": _jsonata("$states.result.Payload")},
+            # The source to rebuild from: a listing, or an S3 Inventory manifest.
+            fields={field: _jsonata(f"$states.input.{field}") for field in REBUILD_DEFAULTS},
+        )
+        fingerprint, reduce = self._fingerprint_maps("Rebuild", REBUILD_REPORTS_PREFIX)
         start = self._invoke(
             "RebuildStart",
             ACTION_REBUILD_START,
             state_name="Start",
             assign={"rebuild": _jsonata("$states.result.Payload")},
-            # The source to rebuild from: a listing, or an S3 Inventory manifest.
-            fields={field: _jsonata(f"$states.input.{field}") for field in REBUILD_DEFAULTS},
+            # The partitions holding objects, from the plan's reduce.
+            fields=DECIDE_FIELDS,
         )
         generation = {
             "rebuild_id": _jsonata("$rebuild.rebuild_id"),
@@ -317,7 +418,14 @@ class StateMachines:
         catch_error = {"error": _jsonata("$states.errorOutput")}
         rebuild.add_catch(abort, errors=[sfn.Errors.ALL], assign=catch_error)
         finish.add_catch(abort, errors=[sfn.Errors.ALL], assign=catch_error)
-        return defaults.next(start).next(rebuild).next(finish)
+        return (
+            defaults.next(plan)
+            .next(fingerprint)
+            .next(reduce)
+            .next(start)
+            .next(rebuild)
+            .next(finish)
+        )
 
     def _state_machine(
         self,

@@ -94,10 +94,15 @@ def test_rebuild_start_runs_the_deployed_machine_with_its_input_and_follows_it_t
     # And the synthesized definition handed the ops function exactly that request
     double = deployed.machine(REBUILD)
     first = double.invocations[0]
-    assert first["action"] == contract.ACTION_REBUILD_START
+    assert first["action"] == contract.ACTION_REBUILD_PLAN
     assert RebuildInput.parse(first) == RebuildInput(source="list")
     assert double.visited == [
         "Defaults",
+        "Plan",  # the distributed plan's S3 side: one listing unit, one reduce shard here
+        "Fingerprint",
+        "FingerprintUnits",
+        "Reduce",
+        "ReduceShards",
         "Start",
         "RebuildPartitions",
         *["RebuildBatch"] * 2,  # 30 partitions in batches of 25
@@ -129,14 +134,15 @@ def test_ctrl_c_detaches_and_the_execution_runs_on_until_status_follows_it_again
     # Given a rebuild being followed
     waits = 0
 
-    def interrupted_on_the_sixth_wait(seconds: float) -> None:
+    def interrupted_after_the_first_batch(seconds: float) -> None:
         nonlocal waits
         waits += 1
-        if waits == 6:
+        # (five states of the distributed plan, then Start, the map, its first batch)
+        if waits == 11:
             raise KeyboardInterrupt
         deployed.advance()
 
-    monkeypatch.setattr(follow_cli, "pause", interrupted_on_the_sixth_wait)
+    monkeypatch.setattr(follow_cli, "pause", interrupted_after_the_first_batch)
     # When the operator presses Ctrl-C mid-way
     code = main(["rebuild", "start", "--stack", STACK])
     out = capsys.readouterr().out
@@ -185,7 +191,7 @@ def test_rebuild_abort_stops_the_execution_and_runs_the_products_abort_step(
     # Given a rebuild started without following, one batch in
     assert main(["rebuild", "start", "--stack", STACK, "--no-follow"]) == 0
     assert "execution: arn:aws:states:" in capsys.readouterr().out
-    for _ in range(5):
+    for _ in range(10):  # the distributed plan's five states, Start, the map, a batch
         deployed.advance()
     assert deployed.store().get("control", "generation")["building"] == 2
     # When a second rebuild is asked for
@@ -293,7 +299,7 @@ def test_a_refused_reconcile_fails_its_execution_and_the_command_exits_1(
     # When reconcile is run on the stack, not forced
     code = main(["reconcile", "--stack", STACK, "--source", "list"])
     out = capsys.readouterr().out
-    # Then the plan step refused, the execution failed, and the command shows the error
+    # Then the decision refused, the execution failed, and the command shows the error
     assert _execution(deployed, RECONCILE)["status"] == "FAILED"
     assert code == 1
     assert "problem: the reconcile execution failed: OperationError:" in out

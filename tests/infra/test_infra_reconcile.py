@@ -67,6 +67,8 @@ def test_reconcile_function_runtime_handler_timeout_memory_tracing_and_logs(synt
     # And with the longest Lambda timeout and one full vCPU of memory
     assert props["Timeout"] == 900
     assert props["MemorySize"] == 1769
+    # And /tmp room for one inventory data file at a time (checked before it is read)
+    assert props["EphemeralStorage"] == {"Size": 10240}
     assert props["Role"] == synth.arn(reconcile.role)
     # And logs to its own log group with the configured retention
     assert props["LoggingConfig"] == {"LogGroup": synth.ref(reconcile.log_group)}
@@ -138,6 +140,7 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
         "dynamodb:BatchWriteItem",
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",
+        "dynamodb:DescribeTable",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:Query",
@@ -240,7 +243,15 @@ def test_both_state_machines_are_standard_logged_at_all_levels_and_traced(synth:
 
 
 def _assert_distributed_map(
-    synth: Synth, state: dict[str, Any], *, results_prefix: str, batch_input: dict[str, str]
+    synth: Synth,
+    state: dict[str, Any],
+    *,
+    results_prefix: str,
+    batch_input: dict[str, str],
+    items: str = "partitions",
+    batch_size: int = 25,
+    concurrency: int = 10,
+    tolerated: int = 5,
 ) -> None:
     """The Distributed Map settings both state machines share."""
     reports = synth.placeholder(synth.stack.storage.reports_bucket)
@@ -249,15 +260,16 @@ def _assert_distributed_map(
         "Mode": "DISTRIBUTED",
         "ExecutionType": "STANDARD",
     }
-    # The partition list (a JSON array) the previous state wrote, read from the reports bucket
+    # The list (a JSON array) the previous state wrote, read from the reports bucket
     assert state["ItemReader"] == {
         "Resource": "arn:${AWS::Partition}:states:::s3:getObject",
         "ReaderConfig": {"InputType": "JSON"},
-        "Arguments": {"Bucket": reports, "Key": "{% $states.input.partitions.Key %}"},
+        "Arguments": {"Bucket": reports, "Key": f"{{% $states.input.{items}.Key %}}"},
     }
-    assert state["ItemBatcher"] == {"MaxItemsPerBatch": 25, "BatchInput": batch_input}
-    assert state["MaxConcurrency"] == 10
-    assert state["ToleratedFailurePercentage"] == 5
+    assert state["ItemBatcher"] == {"MaxItemsPerBatch": batch_size, "BatchInput": batch_input}
+    assert state["MaxConcurrency"] == concurrency
+    # (absent is 0: the default of the service)
+    assert state.get("ToleratedFailurePercentage", 0) == tolerated
     # Results go to the reports bucket (a Distributed Map's output would not fit the state)
     assert state["ResultWriter"] == {
         "Resource": "arn:${AWS::Partition}:states:::s3:putObject",
@@ -284,15 +296,114 @@ def _assert_invokes_reconcile_function(
     assert throttling["JitterStrategy"] == "FULL"
 
 
+def _assert_fingerprint_maps(synth: Synth, states: dict[str, Any], prefix: str) -> None:
+    """The map over the plan's units and the reduce over its shards: one per child, at the
+    fingerprint concurrency, no failure tolerated, the plan passed on."""
+    fingerprint, reduce = states["Fingerprint"], states["Reduce"]
+    _assert_distributed_map(
+        synth,
+        fingerprint,
+        results_prefix=f"{prefix}results/",
+        items="units",
+        batch_size=1,
+        concurrency=100,
+        tolerated=0,
+        batch_input={
+            "folder": "{% $states.input.folder %}",
+            "manifest": "{% $states.input.manifest %}",
+            "generation": "{% $states.input.generation %}",
+            "shard_count": "{% $states.input.shard_count %}",
+        },
+    )
+    _assert_invokes_reconcile_function(
+        synth,
+        fingerprint["ItemProcessor"]["States"]["FingerprintUnits"],
+        {
+            "action": "fingerprint-units",
+            "Items": "{% $states.input.Items %}",
+            "BatchInput": "{% $states.input.BatchInput %}",
+        },
+    )
+    assert fingerprint["Output"] == "{% $states.input %}"
+    assert fingerprint["Assign"] == {"unitResults": "{% $states.result.ResultWriterDetails %}"}
+    assert fingerprint["Next"] == "Reduce"
+    _assert_distributed_map(
+        synth,
+        reduce,
+        results_prefix=f"{prefix}results/",
+        items="shards",
+        batch_size=1,
+        concurrency=100,
+        tolerated=0,
+        batch_input={
+            "folder": "{% $states.input.folder %}",
+            "unit_count": "{% $states.input.unit_count %}",
+        },
+    )
+    _assert_invokes_reconcile_function(
+        synth,
+        reduce["ItemProcessor"]["States"]["ReduceShards"],
+        {
+            "action": "fingerprint-reduce",
+            "Items": "{% $states.input.Items %}",
+            "BatchInput": "{% $states.input.BatchInput %}",
+        },
+    )
+    assert reduce["Output"] == "{% $states.input %}"
+    assert reduce["Assign"] == {"shardResults": "{% $states.result.ResultWriterDetails %}"}
+
+
+def test_what_the_state_machines_hand_over_is_what_the_step_payloads_declare(
+    synth: Synth,
+) -> None:
+    from video_index.ops.payloads import (
+        DecideInput,
+        FingerprintPlan,
+        ShardBatchInput,
+        UnitBatchInput,
+    )
+
+    reconcile = synth.stack.reconcile
+    for state_machine in (reconcile.reconcile_state_machine, reconcile.rebuild_state_machine):
+        # Given the batch inputs of both maps and the fields the plan's output must have
+        states = synth.definition(state_machine)["States"]
+        unit_input = states["Fingerprint"]["ItemBatcher"]["BatchInput"]
+        shard_input = states["Reduce"]["ItemBatcher"]["BatchInput"]
+        # Then each is exactly its typed payload, built from fields of the typed plan
+        assert set(unit_input) == set(UnitBatchInput.model_fields)
+        assert set(shard_input) == set(ShardBatchInput.model_fields)
+        for value in (*unit_input.values(), *shard_input.values()):
+            field = value.removeprefix("{% $states.input.").removesuffix(" %}")
+            assert field in FingerprintPlan.model_fields, value
+        # And the decision (rebuild's start) gets what DecideInput declares
+        assert set(DECIDE_PAYLOAD) == set(DecideInput.model_fields)
+
+
+DECIDE_PAYLOAD = {
+    "plan": "{% $plan %}",
+    "unit_results": "{% $unitResults %}",
+    "shard_results": "{% $shardResults %}",
+}
+
+
 def test_reconcile_state_machine_plans_repairs_in_a_distributed_map_and_reports(
     synth: Synth,
 ) -> None:
     # Given the reconcile state machine's definition
     definition = synth.definition(synth.stack.reconcile.reconcile_state_machine)
     states = definition["States"]
-    # Then it fills in defaults, plans, decides, repairs and reports
+    # Then it fills in defaults, plans, fingerprints, reduces, decides, repairs and reports
     assert definition["StartAt"] == "Defaults"
-    assert sorted(states) == ["AnythingToRepair", "Defaults", "Plan", "RepairPartitions", "Report"]
+    assert sorted(states) == [
+        "AnythingToRepair",
+        "Decide",
+        "Defaults",
+        "Fingerprint",
+        "Plan",
+        "Reduce",
+        "RepairPartitions",
+        "Report",
+    ]
     assert states["Defaults"]["Type"] == "Pass"
     assert states["Defaults"]["Output"] == (
         '{% $merge([{"source": "inventory", "manifest": null, "manifest_checksum": null, '
@@ -316,7 +427,14 @@ def test_reconcile_state_machine_plans_repairs_in_a_distributed_map_and_reports(
         "plan": "{% $states.result.Payload %}",
         "results": "{% null %}",
     }
-    assert states["Plan"]["Next"] == "AnythingToRepair"
+    assert states["Plan"]["Next"] == "Fingerprint"
+    # And the distributed plan: fingerprints of the units, reduced per shard, then decided
+    _assert_fingerprint_maps(synth, states, "reconcile/")
+    assert states["Reduce"]["Next"] == "Decide"
+    _assert_invokes_reconcile_function(
+        synth, states["Decide"], {"action": "reconcile-decide", **DECIDE_PAYLOAD}
+    )
+    assert states["Decide"]["Next"] == "AnythingToRepair"
     # And nothing to repair, or a dry run, goes straight to the report
     choice = states["AnythingToRepair"]
     assert choice["Type"] == "Choice"
@@ -367,22 +485,33 @@ def test_rebuild_state_machine_aborts_on_a_failed_map_or_finish(synth: Synth) ->
         "Abort",
         "Defaults",
         "Failed",
+        "Fingerprint",
         "Finish",
+        "Plan",
         "RebuildPartitions",
+        "Reduce",
         "Start",
     ]
     assert states["Defaults"]["Type"] == "Pass"
-    assert states["Defaults"]["Next"] == "Start"
+    assert states["Defaults"]["Next"] == "Plan"
     assert '"source": "list"' in states["Defaults"]["Output"]
+    # And its partition list comes from the same distributed plan as reconcile's (S3 side)
     _assert_invokes_reconcile_function(
         synth,
-        states["Start"],
+        states["Plan"],
         {
-            "action": "rebuild-start",
+            "action": "rebuild-plan",
             "source": "{% $states.input.source %}",
             "manifest": "{% $states.input.manifest %}",
             "manifest_checksum": "{% $states.input.manifest_checksum %}",
         },
+    )
+    assert states["Plan"]["Assign"] == {"plan": "{% $states.result.Payload %}"}
+    assert states["Plan"]["Next"] == "Fingerprint"
+    _assert_fingerprint_maps(synth, states, "rebuild/")
+    assert states["Reduce"]["Next"] == "Start"
+    _assert_invokes_reconcile_function(
+        synth, states["Start"], {"action": "rebuild-start", **DECIDE_PAYLOAD}
     )
     assert states["Start"]["Assign"] == {"rebuild": "{% $states.result.Payload %}"}
     assert states["Start"]["Next"] == "RebuildPartitions"
@@ -423,7 +552,8 @@ def test_rebuild_state_machine_aborts_on_a_failed_map_or_finish(synth: Synth) ->
                 "Next": "Abort",
             }
         ], name
-    assert "Catch" not in states["Start"]  # nothing to abort before a generation exists
+    for name in ("Plan", "Fingerprint", "Reduce", "Start"):
+        assert "Catch" not in states[name]  # nothing to abort before a generation exists
     # And the abort drops the generation with the error, then the execution fails
     _assert_invokes_reconcile_function(
         synth, states["Abort"], {"action": "rebuild-abort", "error": "{% $error %}", **generation}

@@ -139,6 +139,54 @@ def run_map(
     ]
 
 
+def results_of(o: Ops, name: str, outputs: list[dict[str, Any]]) -> dict[str, str]:
+    """What a Distributed Map's ResultWriter leaves: child outputs in S3, and a manifest."""
+    o.put_json(
+        f"reconcile/results/{name}/SUCCEEDED_0.json",
+        [{"Output": json.dumps(out), "Status": "SUCCEEDED"} for out in outputs],
+    )
+    return o.put_json(
+        f"reconcile/results/{name}/manifest.json",
+        {
+            "DestinationBucket": REPORTS,
+            "ResultFiles": {
+                "SUCCEEDED": [{"Key": f"reconcile/results/{name}/SUCCEEDED_0.json", "Size": 1}],
+                "FAILED": [],
+                "PENDING": [],
+            },
+        },
+    )
+
+
+def plan_as_step_functions_does(o: Ops, plan: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint map over the plan's units, the reduce map over its shards, then the
+    decision's input, as the state machines hand them over."""
+    units = run_map(
+        o,
+        "fingerprint-units",
+        plan["units"],
+        {
+            "folder": plan["folder"],
+            "manifest": plan["manifest"],
+            "generation": plan["generation"],
+            "shard_count": plan["shard_count"],
+        },
+        batch_size=1,
+    )
+    shards = run_map(
+        o,
+        "fingerprint-reduce",
+        plan["shards"],
+        {"folder": plan["folder"], "unit_count": plan["unit_count"]},
+        batch_size=1,
+    )
+    return {
+        "plan": plan,
+        "unit_results": {"ResultWriterDetails": results_of(o, "units", units)},
+        "shard_results": {"ResultWriterDetails": results_of(o, "shards", shards)},
+    }
+
+
 def test_reconcile_steps_as_step_functions_runs_them(ops: Any) -> None:
     o, dynamodb, table = ops
     lose_events(o, dynamodb, table)
@@ -154,24 +202,11 @@ def test_reconcile_steps_as_step_functions_runs_them(ops: Any) -> None:
             "force": False,
         },
     )
-    assert plan["to_repair"] == 3
-    outputs = run_map(o, "reconcile-partitions", plan["partitions"], {"run_id": plan["run_id"]})
-    # ResultWriter: child outputs in S3, described by a manifest
-    o.put_json(
-        "reconcile/results/SUCCEEDED_0.json",
-        [{"Output": json.dumps(out), "Status": "SUCCEEDED"} for out in outputs],
-    )
-    results = o.put_json(
-        "reconcile/results/manifest.json",
-        {
-            "DestinationBucket": REPORTS,
-            "ResultFiles": {
-                "SUCCEEDED": [{"Key": "reconcile/results/SUCCEEDED_0.json", "Size": 1}],
-                "FAILED": [],
-                "PENDING": [],
-            },
-        },
-    )
+    # When the fingerprint and reduce maps have run, and the decision
+    decided = dispatch(o, {"action": "reconcile-decide", **plan_as_step_functions_does(o, plan)})
+    assert decided["to_repair"] == 3
+    outputs = run_map(o, "reconcile-partitions", decided["partitions"], {"run_id": plan["run_id"]})
+    results = results_of(o, "repairs", outputs)
     report = dispatch(
         o,
         {
@@ -250,6 +285,21 @@ def test_rebuild_start_takes_its_partitions_from_the_manifest_it_is_given(ops: A
         ({"action": "rebuild-finish"}, "generation"),
         ({"action": "reconcile-report"}, "run_id"),
         ({"action": "reconcile-plan", "source": "ftp"}, "source"),
+        ({"action": "fingerprint-units", "Items": [], "BatchInput": {}}, "BatchInput.folder"),
+        (
+            {
+                "action": "fingerprint-units",
+                "Items": [{"unit": "x"}],
+                "BatchInput": {"folder": "f"},
+            },
+            "Items.0.unit",
+        ),
+        (
+            {"action": "fingerprint-reduce", "Items": [], "BatchInput": {"folder": "f"}},
+            "BatchInput.unit_count",
+        ),
+        ({"action": "reconcile-decide"}, "plan"),
+        ({"action": "rebuild-plan", "source": "ftp"}, "source"),
     ],
 )
 def test_a_step_input_that_breaks_its_payload_names_the_field(

@@ -110,6 +110,17 @@ class ObjectStore:
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
 
+    def list_shallow(self, prefix: str) -> Iterator[ListedObject]:
+        """The current objects right under ``prefix``, not in a "folder" below it."""
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix, Delimiter="/"
+            ):
+                for obj in page.get("Contents", []):
+                    yield ListedObject(obj["Key"], int(obj["Size"]), etag_of(obj.get("ETag")))
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
+
     def folders(self, prefix: str) -> Iterator[str]:
         """The names of the "folders" right under ``prefix`` (``Delimiter="/"``)."""
         try:

@@ -327,21 +327,33 @@ class ReadModelStore(DynamoTable):
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return self.get_item({"pk": pk, "sk": sk})
 
-    def scan_prefix(self, prefix: str) -> Iterator[dict[str, Any]]:
+    def scan_prefix(
+        self, prefix: str, *, segment: int = 0, segments: int = 1
+    ) -> Iterator[dict[str, Any]]:
         """Every item whose ``pk`` starts with ``prefix`` (a whole generation): one
-        request per MB, far below one per item."""
+        request per MB, far below one per item. With ``segments`` > 1, only segment
+        ``segment`` of a parallel Scan (DynamoDB splits the table into that many
+        disjoint parts; their union is the whole table)."""
         request: dict[str, Any] = {
             "TableName": self.table,
             "FilterExpression": "begins_with(pk, :prefix)",
             "ExpressionAttributeValues": wire({":prefix": prefix}),
             "ReturnConsumedCapacity": "TOTAL",
         }
+        if segments > 1:
+            request.update(Segment=segment, TotalSegments=segments)
         while True:
             page = self.call("scan", **request)
             yield from (plain(item) for item in page.get("Items", []))
             if "LastEvaluatedKey" not in page:
                 return
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def size_bytes(self) -> int:
+        """The table's size as DynamoDB last reported it (refreshed about every six
+        hours): what sizes a parallel Scan."""
+        described = self.call("describe_table", TableName=self.table)
+        return int(described.get("Table", {}).get("TableSizeBytes", 0) or 0)
 
     def ensure_device(self, generation: int, device: str) -> None:
         self._ensure_device(generation, device)

@@ -82,6 +82,11 @@ ACTION_REBUILD_PARTITIONS: Final = "rebuild-partitions"
 ACTION_REBUILD_FINISH: Final = "rebuild-finish"
 ACTION_REBUILD_DROP: Final = "rebuild-drop"
 ACTION_REBUILD_ABORT: Final = "rebuild-abort"
+#: The distributed fingerprint pass (docs/operations.md, "At fleet scale").
+ACTION_FINGERPRINT_UNITS: Final = "fingerprint-units"
+ACTION_FINGERPRINT_REDUCE: Final = "fingerprint-reduce"
+ACTION_RECONCILE_DECIDE: Final = "reconcile-decide"
+ACTION_REBUILD_PLAN: Final = "rebuild-plan"
 
 # --- the reports bucket ---------------------------------------------------------------------
 

@@ -8,10 +8,10 @@ exact.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
+from video_index.core.keyhash import key_hash
 from video_index.core.keys import SegmentKey
 from video_index.core.layout import bucket_sk
 from video_index.core.timeunits import HOUR_MS, QUARTER_MS
@@ -31,10 +31,7 @@ class ObjectState:
 
 ABSENT = ObjectState(present=False)
 
-
-def key_hash(key: str) -> int:
-    """Order-independent fingerprint term of a key: 64 bits of its SHA-256."""
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+__all__ = ["ABSENT", "BucketDeltas", "ObjectState", "contribution", "key_hash", "transition_deltas"]
 
 
 def contribution(segment: SegmentKey, size: int) -> BucketDeltas:

@@ -47,7 +47,7 @@ def ops() -> Ops:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     result = dispatch(ops(), event)
-    if "partitions_checked" in result:  # a finished reconcile report
+    if "partitions_repaired" in result:  # a finished reconcile report (not a shard's counts)
         for field, name in REPORT_METRICS.items():
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=int(result.get(field, 0)))
     return result

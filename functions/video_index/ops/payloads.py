@@ -163,3 +163,128 @@ class RebuildAbortInput(Payload):
     rebuild_id: str | None = None
     generation: int | None = None
     error: Any = None
+
+
+# --- the distributed plan (docs/operations.md: "Reconcile at fleet scale") ---------------
+
+
+class InventorySlice(Payload):
+    """Part ``part`` of ``parts`` of one data file of an inventory report."""
+
+    key: str
+    size: int | None = None
+    md5: str | None = None
+    part: int = 0
+    parts: int = 1
+
+
+class ScanSegment(Payload):
+    """Segment ``segment`` of a parallel Scan of the read model in ``segments`` parts."""
+
+    segment: int
+    segments: int
+
+
+class FingerprintUnit(Payload):
+    """One item of the fingerprint map: what one child reads and fingerprints."""
+
+    unit: int
+    #: Inventory data files, or parts of one.
+    slices: list[InventorySlice] = Field(default_factory=list)
+    #: Listings: every key under each prefix ...
+    prefixes: list[str] = Field(default_factory=list)
+    #: ... and the keys right under each of these (not in a folder below them).
+    shallow: list[str] = Field(default_factory=list)
+    #: A segment of the read model's Scan.
+    scan: ScanSegment | None = None
+
+
+class FingerprintPlan(Payload):
+    """What ``reconcile-plan`` / ``rebuild-plan`` planned: the units to fingerprint and
+    the shards to reduce, as lists in the reports bucket for the two maps."""
+
+    run_id: str
+    #: ``reconcile/<run id>/`` or ``rebuild/<run id>/``: where the run's objects go.
+    folder: str
+    source: Source
+    manifest: str | None = None
+    #: The read-model generation compared; null when only S3 is fingerprinted (rebuild).
+    generation: int | None = None
+    units: S3Location
+    unit_count: int
+    shards: S3Location
+    shard_count: int
+    dry_run: bool = False
+    force: bool = False
+    started_at: str = ""
+
+
+class UnitBatchInput(Payload):
+    folder: str
+    manifest: str | None = None
+    generation: int | None = None
+    shard_count: int = 1
+
+
+class UnitBatch(Payload):
+    """One child of the fingerprint map: a batch of units."""
+
+    Items: list[FingerprintUnit] = Field(default_factory=list)
+    BatchInput: UnitBatchInput
+
+
+class UnitCounts(Payload):
+    """What fingerprint units saw besides fingerprints (summed by the decision)."""
+
+    units: int = 0
+    objects_seen: int = 0
+    foreign_keys: int = 0
+    invalid_keys: int = 0
+    invalid_samples: list[dict[str, str]] = Field(default_factory=list)
+    #: Read-model items scanned.
+    items_scanned: int = 0
+    seconds: float = 0.0
+
+
+class ShardItem(Payload):
+    shard: int
+
+
+class ShardBatchInput(Payload):
+    folder: str
+    unit_count: int
+
+
+class ShardBatch(Payload):
+    """One child of the reduce map: a batch of shards."""
+
+    Items: list[ShardItem] = Field(default_factory=list)
+    BatchInput: ShardBatchInput
+
+
+class ShardCounts(Payload):
+    shards: int = 0
+    partitions_checked: int = 0
+    partitions_differing: int = 0
+    partitions_with_objects: int = 0
+    read_model_entries: int = 0
+    would_remove: int = 0
+
+
+def _results(value: Any) -> Any:
+    if isinstance(value, dict) and "ResultWriterDetails" in value:
+        return value["ResultWriterDetails"]
+    return value
+
+
+class DecideInput(Payload):
+    """The plan and where both maps' outputs are (``ResultWriterDetails`` or inline)."""
+
+    plan: FingerprintPlan
+    unit_results: S3Location | list[Any] | None = None
+    shard_results: S3Location | list[Any] | None = None
+
+    @field_validator("unit_results", "shard_results", mode="before")
+    @classmethod
+    def _unwrap(cls, value: Any) -> Any:
+        return _results(value)

@@ -101,6 +101,11 @@ class Rebuilder:
         self._ingestor = ingestor
         self._clock = clock
         self._sleep = sleep
+        #: Where :meth:`run` gets its partition list when it is given no objects: the
+        #: distributed plan's S3 side (``Ops.rebuild_partitions``); a listing by default.
+        self.plan_partitions: Callable[[], list[Partition]] = lambda: partitions_of(
+            self._objects.list(KEY_PREFIX)
+        )
 
     # -- control item --------------------------------------------------------------------
 
@@ -233,9 +238,7 @@ class Rebuilder:
         progress: Callable[[RebuildStatus], None] | None = None,
     ) -> RebuildStatus:
         """The whole rebuild in this process (the CLI); Step Functions runs the same phases."""
-        partitions = partitions_of(
-            objects if objects is not None else self._objects.list(KEY_PREFIX)
-        )
+        partitions = partitions_of(objects) if objects is not None else self.plan_partitions()
         status = self.start(partitions)
         assert status.building is not None
         generation = status.building
@@ -258,12 +261,9 @@ class Rebuilder:
 
 
 def partitions_of(objects: Iterable[ListedObject]) -> list[Partition]:
-    """The partitions (device × kind × UTC day) that hold valid keys."""
-    found: set[Partition] = set()
-    for obj in objects:
-        match classify_key(obj.key):
-            case ValidKey(segment=segment):
-                found.add(Partition(segment.device, segment.kind, segment.start.date()))
-            case _:
-                continue
-    return sorted(found)
+    """The partitions (device × kind × UTC day) that hold valid keys: the S3 side of
+    the fingerprint pass, reduced in this process."""
+    from video_index.ops.columnar import compare, merge
+    from video_index.ops.mapreduce import fingerprint_objects
+
+    return compare(merge(partial for partial, _ in fingerprint_objects(objects))).with_objects

@@ -34,19 +34,11 @@ from aws_lambda_powertools import Logger
 
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
-from video_index.core.keys import (
-    ForeignKey,
-    InvalidKey,
-    ValidKey,
-    classify_key,
-    format_start,
-    parse_key,
-)
+from video_index.core.keys import ValidKey, classify_key, format_start, parse_key
 from video_index.core.layout import (
     RECONCILE_SK,
     bucket_pk,
     bucket_sk,
-    generation_prefix,
     key_of_segment_item,
     segment_pk,
 )
@@ -54,12 +46,15 @@ from video_index.core.projection import contribution
 from video_index.core.settings import DEFAULT_MAX_REMOVE_SHARE
 from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
 from video_index.ingest.ingestor import Ingestor
-from video_index.ops.fingerprints import (
-    Fingerprint,
-    Partition,
-    add_object,
-    bucket_fingerprints,
+from video_index.ops.columnar import KeyCounts, compare, merge
+from video_index.ops.fingerprints import Partition
+from video_index.ops.mapreduce import (
+    MERGE_EVERY,
+    decide,
+    fingerprint_objects,
+    read_model_partial,
 )
+from video_index.ops.payloads import ShardCounts, UnitCounts
 from video_index.ops.report import (
     SAMPLES,
     PartitionResult,
@@ -97,6 +92,26 @@ class Reconciler:
 
     # -- step 1: fingerprints ------------------------------------------------------------
 
+    def new_report(
+        self,
+        *,
+        source: str,
+        generation: int | None = None,
+        manifest: str | None = None,
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> ReconcileReport:
+        """The report of a new run (the serving generation unless one is named)."""
+        return ReconcileReport(
+            run_id=f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}",
+            source=source,
+            generation=self._store.generations()[0] if generation is None else generation,
+            dry_run=dry_run,
+            forced=force,
+            manifest=manifest,
+            started_at=_now_iso(self._clock),
+        )
+
     def plan(
         self,
         objects: Iterable[ListedObject],
@@ -108,74 +123,37 @@ class Reconciler:
         force: bool = False,
         max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE,
     ) -> Plan:
-        generation = self._store.generations()[0] if generation is None else generation
-        report = ReconcileReport(
-            run_id=f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}",
-            source=source,
-            generation=generation,
-            dry_run=dry_run,
-            forced=force,
-            manifest=manifest,
-            started_at=_now_iso(self._clock),
+        """Step 1 in this process: the map's and the reduce's code
+        (:mod:`video_index.ops.mapreduce`) over one stream of objects and one Scan."""
+        report = self.new_report(
+            source=source, generation=generation, manifest=manifest, dry_run=dry_run, force=force
         )
-        expected: dict[Partition, Fingerprint] = {}
-        for obj in objects:
-            report.objects_seen += 1
-            match classify_key(obj.key):
-                case ValidKey(segment=segment):
-                    add_object(expected, segment, obj.size)
-                case InvalidKey(reason=reason):
-                    report.invalid_keys += 1
-                    if len(report.invalid_samples) < SAMPLES:
-                        report.invalid_samples.append({"key": obj.key, "reason": reason})
-                case ForeignKey():
-                    report.foreign_keys += 1
-        held, counted = self._read_model_fingerprints(generation)
-        # A partition needs repair when its entries disagree with S3, or when its
-        # bucket figures disagree with its own entries.
-        actual = held
-        partitions = set(expected) | set(held) | set(counted)
-        differing = sorted(
-            p
-            for p in partitions
-            if expected.get(p, Fingerprint()) != held.get(p, Fingerprint())
-            or held.get(p, Fingerprint()) != counted.get(p, Fingerprint())
+        partials: list[Any] = []
+        seen = KeyCounts()
+        for partial, counts in fingerprint_objects(objects):
+            partials.append(partial)
+            seen.add(counts)
+            if len(partials) >= MERGE_EVERY:
+                partials = [merge(partials)]
+        partials.append(read_model_partial(self._store, report.generation)[0])
+        comparison = compare(merge(partials))
+        decide(
+            report,
+            UnitCounts(
+                objects_seen=seen.objects_seen,
+                foreign_keys=seen.foreign_keys,
+                invalid_keys=seen.invalid_keys,
+                invalid_samples=seen.invalid_samples,
+            ),
+            ShardCounts(
+                partitions_checked=comparison.partitions_checked,
+                partitions_differing=len(comparison.differing),
+                read_model_entries=comparison.read_model_entries,
+                would_remove=comparison.would_remove,
+            ),
+            max_remove_share=max_remove_share,
         )
-        report.read_model_entries = sum(f.count for f in actual.values())
-        report.partitions_checked = len(partitions)
-        report.partitions_differing = len(differing)
-        would_remove = sum(
-            max(0, actual.get(p, Fingerprint()).count - expected.get(p, Fingerprint()).count)
-            for p in differing
-        )
-        report.removal_share = (
-            would_remove / report.read_model_entries if report.read_model_entries else 0.0
-        )
-        if report.removal_share > max_remove_share and not force:
-            report.refusal = (
-                f"would remove {would_remove} of {report.read_model_entries} entries "
-                f"({report.removal_share:.1%} > {max_remove_share:.0%}): is the report empty, "
-                "stale or of another bucket? Re-run with --force to apply"
-            )
-        return Plan(report, differing)
-
-    def _read_model_fingerprints(
-        self, generation: int
-    ) -> tuple[dict[Partition, Fingerprint], dict[Partition, Fingerprint]]:
-        """Fingerprints of the generation's segment items and of its bucket items,
-        from one scan (one request per MB)."""
-        held: dict[Partition, Fingerprint] = {}
-        counted: dict[Partition, Fingerprint] = {}
-        for item in self._store.scan_prefix(generation_prefix(generation)):
-            pk, sk = str(item["pk"]), str(item["sk"])
-            _, item_type, *rest = pk.split("#")
-            if item_type == "seg" and item.get("present"):
-                segment = parse_key(key_of_segment_item(pk, sk))
-                add_object(held, segment, int(item["size"]))
-            elif item_type == "bkt":
-                for partition, figures in bucket_fingerprints(rest[0], [item]):
-                    counted.setdefault(partition, Fingerprint()).add(figures)
-        return held, counted
+        return Plan(report, comparison.differing)
 
     # -- step 2: repair ------------------------------------------------------------------
 
@@ -299,12 +277,16 @@ class Reconciler:
             force=force,
             max_remove_share=max_remove_share,
         )
+        return self.complete(plan)
+
+    def complete(self, plan: Plan) -> ReconcileReport:
+        """Step 2 in this process: repair what differs (unless refused), record the run."""
         report = plan.report
         if report.refusal is None:
             for partition in plan.differing:
-                report.add(self.repair(report.generation, partition, dry_run=dry_run))
+                report.add(self.repair(report.generation, partition, dry_run=report.dry_run))
         report.finished_at = _now_iso(self._clock)
-        if not dry_run and report.refusal is None:
+        if not report.dry_run and report.refusal is None:
             self.record(report)
         if report.refusal is not None:
             raise ReconcileRefused(report)
