@@ -11,6 +11,7 @@ the same ETag exactly one commits, the other gets :class:`PreconditionFailed`
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ from video_index.query.entries import Entry, decode_cursor, encode_cursor
 
 #: Attempts of one change when DynamoDB cancels it for a simultaneous transaction.
 MAX_ATTEMPTS: Final = 5
+#: Longest pause before the next attempt (grows with the attempts, jittered).
+_BACKOFF_SECONDS: Final = 0.05
 
 
 class SegmentDirectory(Protocol):
@@ -147,7 +150,7 @@ class Annotations:
         change: Callable[[Annotation], Annotation],
         op: str,
     ) -> Annotation:
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             current = self.current(device, annotation_id)
             check_precondition(current, accepted)
             changed = change(current)
@@ -160,8 +163,9 @@ class Annotations:
                     f"annotation {annotation_id} changed while you saved (it was at "
                     f"version {current.version}): read it again"
                 ) from None
-            except WriteCollided:
-                continue  # cancelled for a simultaneous change: re-read, then 412 or retry
+            except WriteCollided:  # cancelled for a simultaneous change: re-read, 412 or retry
+                _back_off(attempt)
+                continue
             return changed
         raise TransientError(f"annotation {annotation_id} is being changed by others; retry")
 
@@ -345,7 +349,7 @@ class Annotations:
         same version with the same content), ``refused`` (the table holds a newer
         version, or the same version with other content: nothing is overwritten).
         """
-        for _ in range(MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             item = self.store.latest_version(annotation.device, annotation.annotation_id)
             current = Annotation.of_attributes(item) if item else None
             if current is not None and current.version >= annotation.version:
@@ -359,9 +363,14 @@ class Annotations:
             except VersionTaken:
                 return "refused", "changed in the table while importing"
             except WriteCollided:
+                _back_off(attempt)
                 continue
             return ("updated" if current else "created"), f"version {annotation.version}"
         raise TransientError(f"annotation {annotation.annotation_id} is busy; retry")
+
+
+def _back_off(attempt: int) -> None:
+    time.sleep(random.uniform(0, _BACKOFF_SECONDS * (attempt + 1)))
 
 
 def _present_if_segment(annotation: Annotation) -> bool | None:
