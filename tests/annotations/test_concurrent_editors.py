@@ -101,9 +101,7 @@ def _run(editors: int, work: Any) -> None:
         except BaseException as exc:  # surfaced below, not lost in the thread
             failures.append(exc)
 
-    threads = [
-        threading.Thread(target=run, args=(i,), name=f"editor-{i}") for i in range(editors)
-    ]
+    threads = [threading.Thread(target=run, args=(i,), name=f"editor-{i}") for i in range(editors)]
     for thread in threads:
         thread.start()
     for thread in threads:

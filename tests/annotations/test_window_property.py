@@ -115,7 +115,9 @@ def _expected(current: dict[str, Annotation], start: int, end: int) -> list[str]
             else a.target.start_ms < end and a.target.end_ms > start
         )
     ]
-    return [a.annotation_id for a in sorted(hits, key=lambda a: (a.target.start_ms, a.annotation_id))]
+    return [
+        a.annotation_id for a in sorted(hits, key=lambda a: (a.target.start_ms, a.annotation_id))
+    ]
 
 
 @settings(

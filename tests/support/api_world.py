@@ -113,6 +113,8 @@ class ApiWorld:
         event["headers"].update({name.lower(): value for name, value in (headers or {}).items()})
         if authorizer is not None:
             event["requestContext"]["authorizer"] = authorizer
+        services = self.services
+        api.configure(lambda: services)  # this world's services, even if another was made since
         response = api.app.resolve(event, None)  # type: ignore[arg-type]
         headers = response.get("headers") or {}
         body = response["body"]

@@ -117,11 +117,14 @@ def _validation_error(exc: RequestValidationError) -> Response[Any]:
 
 
 def _parameter(location: Any) -> str | None:
-    """The parameter a validation error is about: a query, path or header parameter by
-    its name, a body field by its path (``target.from``, ``tags[3]``)."""
+    """The parameter a validation error is about: a query or path parameter by its name, a
+    header as it is spelled (``If-Match``), a body field by its path (``target.from``,
+    ``tags[3]``)."""
     parts = list(location)
     if not parts:
         return None
+    if parts[0] == "header" and len(parts) > 1:  # as the header is usually spelled
+        return "-".join(word.capitalize() for word in str(parts[-1]).split("-"))
     if parts[0] != "body" or len(parts) == 1:
         return str(parts[-1])
     path = ""
