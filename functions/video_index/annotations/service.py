@@ -78,7 +78,7 @@ class Annotations:
         new_id: Callable[[], str] = new_annotation_id,
     ) -> None:
         self.store = store
-        self._segments = segments
+        self.segments = segments
         self._clock = clock
         self._new_id = new_id
 
@@ -191,7 +191,7 @@ class Annotations:
             return Target.of_range(draft.from_ms, draft.to_ms)
         if current is not None and current.target.segment == draft.segment:
             return current.target  # the same segment, even if it is gone by now
-        return Target.of_segment(self._segments.locate(device, draft.segment))
+        return Target.of_segment(self.segments.locate(device, draft.segment))
 
     def _now(self) -> str:
         return iso_ms(int(self._clock() * 1000))
@@ -332,7 +332,7 @@ class Annotations:
             for a in annotations
             if a.target.segment_key is not None
         }
-        present = self._segments.present(list(keys.values())) if keys else set()
+        present = self.segments.present(list(keys.values())) if keys else set()
         return [
             dataclasses.replace(a, segment_present=a.target.segment_key in present)
             if a.target.segment_key is not None

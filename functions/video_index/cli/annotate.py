@@ -26,7 +26,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -34,6 +34,9 @@ from rich.text import Text
 
 from video_index.cli.args import device_arg, start_arg
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+
+if TYPE_CHECKING:
+    from video_index.annotations.service import Annotations
 
 _STATUSES = ("pending", "approved", "rejected")
 
@@ -90,7 +93,7 @@ def _target(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _annotations(args: argparse.Namespace) -> Any:
+def _annotations(args: argparse.Namespace) -> Annotations:
     """The annotations service, from a ready file or the environment (AWS imports here)."""
     from video_index.aws.clients import Clients
     from video_index.core.contract import ENV_ANNOTATIONS_TABLE, ENV_BUCKET, ENV_TABLE
