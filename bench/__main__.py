@@ -18,6 +18,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
+from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
 from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
@@ -37,6 +38,7 @@ BENCHMARKS: list[Benchmark] = [
     fleet_benchmark,
     media_benchmark,
     assets_benchmark,
+    annotations_benchmark,
 ]
 
 

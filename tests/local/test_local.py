@@ -390,6 +390,12 @@ def test_http_requests_become_api_gateway_v2_events() -> None:
     assert event["requestContext"]["timeEpoch"] == 1796041800000
     assert event["requestContext"]["time"] == "30/Nov/2026:12:30:00 +0000"
     assert "body" not in event and event["isBase64Encoded"] is False
+    # And the server stands in for an authorizer: the caller is "local" unless X-User says
+    assert event["requestContext"]["authorizer"] == {"lambda": {"principal": "local"}}
+    named = build_event(
+        method="GET", target="/", headers=[("X-User", "alice")], body=b"", source_ip="127.0.0.1"
+    )
+    assert named["requestContext"]["authorizer"] == {"lambda": {"principal": "alice"}}
 
     binary = build_event(
         method="PUT", target="/x", headers=[], body=b"\xff\x00", source_ip="127.0.0.1"

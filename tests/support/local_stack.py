@@ -108,6 +108,28 @@ class RunningStack:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"null")
 
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, dict[str, str]]:
+        """Any request (a body is sent as JSON): (status, parsed JSON body or None, headers)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"{self.ready['api']}{path}", data=data, method=method, headers=headers or {}
+        )
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with _OPENER.open(request, timeout=10) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None, dict(response.headers)
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            return exc.code, json.loads(raw) if raw else None, dict(exc.headers)
+
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 

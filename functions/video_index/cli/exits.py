@@ -16,7 +16,13 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from video_index.core.errors import BadInput, ConfigurationError, ServiceError, VideoIndexError
+from video_index.core.errors import (
+    BadInput,
+    ConfigurationError,
+    PreconditionRequired,
+    ServiceError,
+    VideoIndexError,
+)
 
 EXIT_OK: Final = 0
 EXIT_PROBLEM: Final = 1
@@ -31,7 +37,9 @@ def exit_code_of(error: BaseException) -> int:
 
     from video_index.aws.errors import configuration_problem
 
-    if isinstance(error, BadInput | ConfigurationError) or configuration_problem(error):
+    if isinstance(error, BadInput | ConfigurationError | PreconditionRequired) or (
+        configuration_problem(error)
+    ):
         return EXIT_USAGE
     if isinstance(error, ServiceError | ClientError | BotoCoreError):
         return EXIT_UNAVAILABLE

@@ -113,7 +113,7 @@ def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
 
 @router.post(
     "/devices/<device>/exports",
-    responses=responses(415, success=202, ok={"description": "The export job, queued"}),
+    responses=responses(413, 415, success=202, ok={"description": "The export job, queued"}),
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
     device = params.device(device)
