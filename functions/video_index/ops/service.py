@@ -18,6 +18,7 @@ from video_index.core.contract import reconcile_object_key
 from video_index.core.errors import BadInput
 from video_index.core.keys import KEY_PREFIX
 from video_index.core.settings import Settings
+from video_index.deletion.service import build_enforcer
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.inventory import find_latest_manifest, iter_objects, read_manifest
 from video_index.ops.rebuild import Rebuilder
@@ -117,6 +118,8 @@ def build_ops(settings: Settings, clients: Clients) -> Ops:
         settings=settings,
         clients=clients,
         segments=segments,
-        reconciler=Reconciler(store, segments, ingestor),
+        reconciler=Reconciler(
+            store, segments, ingestor, enforcer=build_enforcer(settings, clients)
+        ),
         rebuilder=Rebuilder(store, segments, ingestor),
     )

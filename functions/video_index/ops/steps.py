@@ -80,14 +80,16 @@ def reconcile_plan(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
     if plan.report.refusal is not None:
         ops.save_report(plan.report)
         raise OperationError(plan.report.refusal)
+    # Partitions that deletion windows cover are repaired (enforced) every run.
+    to_repair = sorted(set(plan.differing) | ops.reconciler.deletion_partitions())
     partitions = ops.put_json(
-        reconcile_object_key(run_id, "partitions.json"), [p.as_dict() for p in plan.differing]
+        reconcile_object_key(run_id, "partitions.json"), [p.as_dict() for p in to_repair]
     )
     return PlanOutput(
         run_id=run_id,
         generation=plan.report.generation,
         partitions=S3Location(**partitions),
-        to_repair=len(plan.differing),
+        to_repair=len(to_repair),
         dry_run=plan.report.dry_run,
     ).dump()
 
@@ -112,6 +114,7 @@ def reconcile_partitions(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
         aggregates_fixed=merged.aggregates_fixed,
         samples=merged.samples,
         repaired=repaired,
+        enforced=merged.enforced,
     ).dump()
 
 
@@ -127,6 +130,7 @@ def reconcile_report(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
             fixed=counts.fixed,
             aggregates_fixed=counts.aggregates_fixed,
             samples=list(counts.samples),
+            enforced=counts.enforced,
         )
         report.add(result)
         report.partitions_repaired += counts.repaired - (1 if result.changed else 0)

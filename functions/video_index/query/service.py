@@ -13,6 +13,8 @@ from video_index.aws.store import build_store
 from video_index.core.contract import ENV_EXPORT_QUEUE_URL
 from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
+from video_index.deletion.jobs import DeletionJobs
+from video_index.deletion.service import build_deletion_jobs
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports
 from video_index.media.renditions import Renditions
@@ -26,6 +28,8 @@ class ApiServices:
     presign: Callable[[str], str]
     renditions: Renditions
     exports: Exports
+    #: Deletion requests and jobs (docs/deletion.md); None where the deployment has none.
+    deletions: DeletionJobs | None = None
 
 
 def build_api_services(
@@ -50,6 +54,7 @@ def build_api_services(
             enqueue=export_queue(settings, clients),
             max_bytes=settings.max_export_bytes,
         ),
+        deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
     )
 
 
