@@ -50,6 +50,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/ranges",
     "/devices/{device}/segments",
     "/devices/{device}/segments/{segment_id}",
+    "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/openapi.json",
 ]
@@ -374,6 +375,8 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_FRESH_WINDOW_SECONDS": "900",
         "VIDEO_INDEX_EXPORT_QUEUE_URL": synth.ref(stack.exports.queue),
         "VIDEO_INDEX_MAX_EXPORT_BYTES": str(2 * 1024**3),
+        "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(stack.deletion.table),
+        "VIDEO_INDEX_DELETION_QUEUE_URL": synth.ref(stack.deletion.queue),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -444,9 +447,23 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     (xray,) = [s for s in statements if "Sid" not in s]
     assert xray["Resource"] == "*"
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    assert len(statements) == 9
-    # And nothing anywhere in it deletes, scans or writes in batches
-    actions = {a for s in statements for a in as_list(s["Action"])}
+    # And deletion requests (docs/deletion.md): recorded, read and withdrawn in their own
+    # table (a withdrawal deletes the request's window item), their jobs queued
+    deletions = by_sid["DeletionRequests"]
+    assert deletions["Action"] == [
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+    ]
+    assert deletions["Resource"] == synth.arn(stack.deletion.table)
+    assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
+    assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
+    assert len(statements) == 11
+    # And nothing else in it deletes, scans or writes in batches: no object, no read model
+    actions = {
+        a for s in statements if s is not deletions for a in as_list(s["Action"])
+    }
     assert not {a for a in actions if a.split(":")[1].startswith(("Delete", "Scan", "Batch"))}
 
 

@@ -31,10 +31,11 @@ from video_index.aws.dynamodb import (
     plain,
     wire,
 )
+from video_index.core.contract import DELETION_WINDOW_PREFIX
 
 REQUEST_SK: Final = "req"
 REQUEST_PREFIX: Final = "req#"
-WINDOW_PREFIX: Final = "win#"
+WINDOW_PREFIX: Final = DELETION_WINDOW_PREFIX
 #: Job fields only the lease holder may change (conditioned on its lease).
 LEASE_OWNER: Final = "lease_owner"
 LEASE_UNTIL: Final = "lease_until"

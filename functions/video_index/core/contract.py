@@ -72,6 +72,12 @@ RENDITIONS_PREFIX: Final = "renditions/"
 #: … and clip exports, ``exports/<export id>/job.json`` and ``.../clip.mp4`` (expiring).
 EXPORTS_PREFIX: Final = "exports/"
 
+# --- the deletion requests table ------------------------------------------------------------
+
+#: Partition-key prefix of the window items (``win#<device>``): the only items ingest may
+#: read (an IAM ``dynamodb:LeadingKeys`` condition), docs/deletion.md.
+DELETION_WINDOW_PREFIX: Final = "win#"
+
 # --- CORS: what a browser page on an allowed origin may do (API Gateway and the bucket) ----
 
 CORS_ALLOWED_METHODS: Final = ("GET", "HEAD", "POST", "PUT", "DELETE")
