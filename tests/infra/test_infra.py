@@ -464,9 +464,7 @@ def test_ingest_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) 
     windows = by_sid["ReadDeletionWindows"]
     assert windows["Action"] == "dynamodb:Query"
     assert windows["Resource"] == synth.arn(synth.stack.deletion.table)
-    assert windows["Condition"] == {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}
-    }
+    assert windows["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}}
     assert by_sid["EnforceDeletions"]["Action"] == ["s3:DeleteObject", "s3:DeleteObjectVersion"]
     assert by_sid["EnforceDeletions"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
     assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"

@@ -461,9 +461,7 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
     assert len(statements) == 11
     # And nothing else in it deletes, scans or writes in batches: no object, no read model
-    actions = {
-        a for s in statements if s is not deletions for a in as_list(s["Action"])
-    }
+    actions = {a for s in statements if s is not deletions for a in as_list(s["Action"])}
     assert not {a for a in actions if a.split(":")[1].startswith(("Delete", "Scan", "Batch"))}
 
 
