@@ -2,16 +2,16 @@
 
 ``create`` records the request (its request item and its window, in one
 transaction) and queues the job. ``run`` does the work in two phases over the
-fixed list of prefixes that cover the window (:func:`~.model.window_prefixes`):
+key ranges that hold the window, one per kind (:func:`~.model.window_ranges`):
 
-1. **counting** — list each prefix once, so the job knows ``remaining``;
-2. **deleting** — list each prefix and delete what the window covers with
+1. **counting** — list each range once, so the job knows ``remaining``;
+2. **deleting** — list each range and delete what the window covers with
    DeleteObjects, 1,000 keys (or, with ``erase``, versions and delete markers)
    per request.
 
 Resumable without redoing or skipping: before each DeleteObjects the checkpoint
-(phase, prefix index, and the last key of the batch as ``cursor``) is written with
-the batch counted; a job stopped anywhere lists its prefix again. What it deleted
+(phase, range index, and the last key of the batch as ``cursor``) is written with
+the batch counted; a job stopped anywhere lists its range again. What it deleted
 is no longer listed; what it had committed but not deleted yet (keys up to the
 cursor) is deleted without being counted again. Only the holder of the job's
 lease writes its checkpoint, so two deliveries of one job never run it twice at
@@ -35,13 +35,14 @@ from video_index.aws.objects import ObjectStore
 from video_index.core.errors import Conflict, NotFound, ServiceError, TransientError
 from video_index.core.timeunits import iso_ms
 from video_index.deletion.model import (
+    DELETE_BATCH,
     OPEN_STATES,
     DeletionRequest,
     DeletionState,
     Window,
     check_kind,
     check_window,
-    window_prefixes,
+    window_ranges,
 )
 from video_index.deletion.runner import JobRun, JobRunner, Progress, units
 
@@ -79,6 +80,7 @@ class DeletionJobs:
         replica: ObjectStore | None = None,
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        batch_size: int = DELETE_BATCH,
     ) -> None:
         self.table = table
         self.objects = objects
@@ -86,6 +88,8 @@ class DeletionJobs:
         self._enqueue = enqueue
         self.clock = clock
         self.lease_seconds = lease_seconds
+        #: Entries per DeleteObjects request (S3 takes at most 1,000).
+        self.batch_size = min(batch_size, DELETE_BATCH)
 
     # -- requests --------------------------------------------------------------------
 
@@ -181,8 +185,8 @@ class DeletionJobs:
             created_at="",
             updated_at="",
         )
-        for _, prefix in window_prefixes(device, probe.kinds, from_ms, to_ms):
-            for unit, size in units(self.objects, prefix, probe):
+        for keys in window_ranges(device, probe.kinds, from_ms, to_ms):
+            for unit, size in units(self.objects, keys, probe):
                 preview.keys += 1
                 preview.bytes += size
                 preview.versions += len(unit.versions)

@@ -1,17 +1,18 @@
-"""What a deletion request is: its window, the prefixes that cover it, its job's state.
+"""What a deletion request is: its window, the key ranges that hold it, its job's state.
 
 A request names a device, a window ``[from, to)`` and optionally a kind; it covers
 every segment of that device (and kind) whose interval intersects the window —
-exactly what ``GET /devices/{device}/segments?from=&to=`` lists. Its job lists the
-window's keys under a fixed, ordered list of key prefixes (:func:`window_prefixes`),
-so a checkpoint is just a position in that list.
+exactly what ``GET /devices/{device}/segments?from=&to=`` lists. Keys sort by time
+(``v1/<kind>/<device>/YYYY/MM/DD/HH/<start>_…``), so the keys a window may cover are
+one contiguous range per kind (:func:`window_ranges`): from the hour folder of the
+earliest start that can reach the window (the kind's longest duration before
+``from``) to the hour folder of ``to``. Its job lists each range once — a LIST per
+1,000 keys, however long the window — and a checkpoint is a position in that list.
 """
 
 from __future__ import annotations
 
-import calendar
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
@@ -22,7 +23,6 @@ from video_index.core.keys import (
     KINDS,
     MAX_DURATION_MS,
     SegmentKey,
-    day_prefix,
     device_prefix,
     hour_prefix,
 )
@@ -55,13 +55,16 @@ class Phase(StrEnum):
 
 
 class Checkpoint(BaseModel):
-    """Where a job is: the phase, the position in :func:`window_prefixes`, and within
-    that prefix the last key of the last batch committed (counted) before deletion."""
+    """Where a job is: the phase, the position in :func:`window_ranges`, and within that
+    range the last key of the last batch committed (counted) before deletion."""
 
     phase: Phase = Phase.COUNTING
     index: int = 0
     counted: int = 0
     cursor: str | None = None
+    #: Keys counted per range. A range found empty is not listed again to delete: what
+    #: appears there after the request was recorded is ingest's to delete again.
+    found: list[int] = []
 
 
 class DeletionRequest(BaseModel):
@@ -169,39 +172,33 @@ def check_kind(kind: str | None) -> str | None:
     return kind
 
 
-def window_prefixes(
-    device: str, kinds: tuple[str, ...], from_ms: int, to_ms: int
-) -> list[tuple[str, str]]:
-    """``(kind, prefix)`` pairs whose listings hold every key the window covers, in order.
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    """The keys of one kind of one device from the folder ``after`` (exclusive: no key
+    equals a folder name) up to ``last`` (the last hour folder followed by ``~``, which
+    sorts after every key in it)."""
 
-    Per kind, the UTC hours in which a covered segment can start (from the kind's
-    longest duration before ``from`` to the hour of ``to``) are covered by the fewest
-    aligned month, day and hour folders: a month-long window is a handful of LISTs,
-    not 768. The list depends on the request only, so a position in it is a checkpoint.
-    """
-    out: list[tuple[str, str]] = []
+    kind: str
+    prefix: str
+    after: str
+    last: str
+
+    def holds(self, key: str) -> bool:
+        return key.startswith(self.prefix) and self.after < key <= self.last
+
+
+def window_ranges(device: str, kinds: tuple[str, ...], from_ms: int, to_ms: int) -> list[KeyRange]:
+    """One :class:`KeyRange` per kind holding every key the window may cover, in order."""
+    out = []
     for kind in kinds:
-        first = from_ms - MAX_DURATION_MS[kind] + 1
-        hour = max(first, 0) // HOUR_MS * HOUR_MS
-        end = (to_ms - 1) // HOUR_MS * HOUR_MS + HOUR_MS
-        while hour < end:
-            moment = from_epoch_ms(hour)
-            month_end = _next_month_ms(moment)
-            if moment.day == 1 and moment.hour == 0 and month_end <= end:
-                out.append(
-                    (kind, f"{device_prefix(kind, device)}{moment.year:04d}/{moment.month:02d}/")
-                )
-                hour = month_end
-            elif moment.hour == 0 and hour + DAY_MS <= end:
-                out.append((kind, day_prefix(kind, device, moment)))
-                hour += DAY_MS
-            else:
-                out.append((kind, hour_prefix(kind, device, moment)))
-                hour += HOUR_MS
+        first = max(from_ms - MAX_DURATION_MS[kind] + 1, 0) // HOUR_MS * HOUR_MS
+        last = (to_ms - 1) // HOUR_MS * HOUR_MS
+        out.append(
+            KeyRange(
+                kind=kind,
+                prefix=device_prefix(kind, device),
+                after=hour_prefix(kind, device, from_epoch_ms(first)),
+                last=hour_prefix(kind, device, from_epoch_ms(last)) + "~",
+            )
+        )
     return out
-
-
-def _next_month_ms(moment: datetime) -> int:
-    days = calendar.monthrange(moment.year, moment.month)[1]
-    start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    return int(start.timestamp() * 1000) + days * DAY_MS

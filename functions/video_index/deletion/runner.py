@@ -10,24 +10,25 @@ over, and, with ``time_left``, before the time runs out (a paused run).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools import Logger
 
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import ServiceError
-from video_index.core.keys import ValidKey, classify_key, device_prefix
+from video_index.core.keys import ValidKey, classify_key
 from video_index.deletion.model import (
-    DELETE_BATCH,
     Checkpoint,
     DeletionRequest,
     DeletionState,
+    KeyRange,
     Phase,
     intersects,
-    window_prefixes,
+    window_ranges,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 Progress = Callable[[DeletionRequest], None]
+
+#: Progress without a batch (listing what is gone already, counting) is written at most
+#: this often: a stop in between costs listing those ranges again, never a redo.
+SAVE_INTERVAL_SECONDS: Final = 10.0
 
 
 @dataclass(frozen=True)
@@ -85,10 +90,12 @@ class JobRunner:
         self.time_left = time_left
         self.margin = margin_seconds
         self.progress = progress
-        self.prefixes = window_prefixes(
-            request.device, request.kinds, request.from_ms, request.to_ms
-        )
-        self._kinds_present: dict[str, bool] = {}
+        self.ranges = window_ranges(request.device, request.kinds, request.from_ms, request.to_ms)
+        self.phase = request.checkpoint.phase
+        self.index = request.checkpoint.index
+        self.counted = request.checkpoint.counted
+        self.found = list(request.checkpoint.found)
+        self._saved_at = time.monotonic()
 
     def run(self) -> JobRun:
         try:
@@ -98,49 +105,64 @@ class JobRunner:
         except _Stopped as stopped:
             return JobRun(stopped.request)
         except _OutOfTime:
+            self._save_position()
             self.release()
             return JobRun(self.request, paused=True)
         return JobRun(self.close(DeletionState.DONE))
 
     # -- phases ----------------------------------------------------------------------
+    #
+    # Where the runner is lives in memory (``self.index``, ``self.counted``) and is
+    # written with every batch committed, at the end of a phase, when the time runs
+    # out, and otherwise at most every SAVE_INTERVAL_SECONDS: a range listed again
+    # after a stop finds what is left, so a position written late costs a LIST, never
+    # a redo. A cursor is only ever written with the index of its own range.
 
     def _count(self) -> None:
         checkpoint = self.request.checkpoint
-        while checkpoint.phase is Phase.COUNTING:
-            if checkpoint.index >= len(self.prefixes):
-                self._save(checkpoint=Checkpoint(phase=Phase.DELETING), total=checkpoint.counted)
-                return
-            kind, prefix = self.prefixes[checkpoint.index]
-            found = 0
-            if self._present(kind):
-                found = sum(1 for _ in units(self.jobs.objects, prefix, self.request))
-            self._save(
-                checkpoint=checkpoint.model_copy(
-                    update={"index": checkpoint.index + 1, "counted": checkpoint.counted + found}
-                )
-            )
-            checkpoint = self.request.checkpoint
+        if checkpoint.phase is not Phase.COUNTING:
+            return
+        self.phase, self.index, self.counted = Phase.COUNTING, checkpoint.index, checkpoint.counted
+        self.found = list(checkpoint.found)
+        while self.index < len(self.ranges):
+            keys = self.ranges[self.index]
+            self.found.append(sum(1 for _ in units(self.jobs.objects, keys, self.request)))
+            self.counted += self.found[-1]
+            self.index += 1
             self._check_time()
+            if self._due():
+                self._save_position()
+        self._save(
+            checkpoint=Checkpoint(phase=Phase.DELETING, found=self.found), total=self.counted
+        )
 
     def _delete(self) -> None:
-        while self.request.checkpoint.index < len(self.prefixes):
-            checkpoint = self.request.checkpoint
-            kind, prefix = self.prefixes[checkpoint.index]
-            if self._present(kind):
-                self._delete_prefix(prefix, checkpoint.cursor)
-                if self.request.erase and self.jobs.replica is not None:
-                    self._erase_replica(prefix)
-            self._save(checkpoint=Checkpoint(phase=Phase.DELETING, index=checkpoint.index + 1))
+        checkpoint = self.request.checkpoint
+        self.phase, self.index = Phase.DELETING, checkpoint.index
+        cursor = checkpoint.cursor
+        self.found = list(checkpoint.found)
+        while self.index < len(self.ranges):
+            keys = self.ranges[self.index]
+            if self.found[self.index]:
+                self._delete_range(keys, cursor)
+            if self.request.erase and self.jobs.replica is not None:
+                self._erase_replica(keys)
+            self.index += 1
+            cursor = None
             self._check_time()
+            if self._due():
+                self._save_position()
 
-    def _delete_prefix(self, prefix: str, cursor: str | None) -> None:
-        """Batches of at most 1,000 entries; each counted in the checkpoint, then deleted."""
+    def _delete_range(self, keys: KeyRange, cursor: str | None) -> None:
+        """Batches of at most ``batch_size`` entries; each counted in the checkpoint
+        (with the last key as cursor), then deleted."""
+        size = self.jobs.batch_size
         batch: list[tuple[str, str | None]] = []
         completed: list[Unit] = []
-        for unit, _ in units(self.jobs.objects, prefix, self.request):
-            for start in range(0, max(len(unit.versions), 1), DELETE_BATCH):
-                chunk = unit.versions[start : start + DELETE_BATCH] or [None]
-                if len(batch) + len(chunk) > DELETE_BATCH:
+        for unit, _ in units(self.jobs.objects, keys, self.request):
+            for start in range(0, max(len(unit.versions), 1), size):
+                chunk: list[str | None] = [*unit.versions[start : start + size]] or [None]
+                if len(batch) + len(chunk) > size:
                     cursor = self._commit_and_delete(batch, completed, cursor)
                     batch, completed = [], []
                 batch.extend((unit.key, version) for version in chunk)
@@ -153,14 +175,15 @@ class JobRunner:
     ) -> str | None:
         fresh = [unit for unit in completed if cursor is None or unit.key > cursor]
         if fresh:
-            checkpoint = self.request.checkpoint.model_copy(update={"cursor": fresh[-1].key})
+            cursor = fresh[-1].key
             self._save(
-                checkpoint=checkpoint,
+                checkpoint=Checkpoint(
+                    phase=Phase.DELETING, index=self.index, cursor=cursor, found=self.found
+                ),
                 deleted=self.request.deleted + len(fresh),
                 versions_deleted=self.request.versions_deleted
                 + (sum(len(u.versions) for u in fresh) if self.request.erase else 0),
             )
-            cursor = fresh[-1].key
         if self.request.erase:
             self.jobs.objects.delete_versions([(key, str(version)) for key, version in batch])
         else:
@@ -169,28 +192,38 @@ class JobRunner:
         self._check_time()
         return cursor
 
-    def _erase_replica(self, prefix: str) -> None:
+    def _erase_replica(self, keys: KeyRange) -> None:
         """The replica keeps what replication copied (version deletes are not replicated):
         an erasure erases there too."""
         replica = self.jobs.replica
         assert replica is not None
         entries = [
             (unit.key, str(version))
-            for unit, _ in units(replica, prefix, self.request)
+            for unit, _ in units(replica, keys, self.request)
             for version in unit.versions
         ]
         replica.delete_versions(entries)
 
     # -- plumbing --------------------------------------------------------------------
 
-    def _present(self, kind: str) -> bool:
-        """Whether the device has anything of ``kind`` at all (one LIST per kind and run)."""
-        if kind not in self._kinds_present:
-            prefix = device_prefix(kind, self.request.device)
-            self._kinds_present[kind] = self.jobs.objects.any_under(
-                prefix, versions=self.request.erase
+    def _due(self) -> bool:
+        return time.monotonic() - self._saved_at >= SAVE_INTERVAL_SECONDS
+
+    def _save_position(self) -> None:
+        """Write how far the current phase got, unless a batch's commit said it already."""
+        saved = self.request.checkpoint
+        if saved.phase is self.phase and saved.index == self.index:
+            return
+        if self.phase is Phase.COUNTING:
+            checkpoint = Checkpoint(
+                phase=Phase.COUNTING, index=self.index, counted=self.counted, found=self.found
             )
-        return self._kinds_present[kind]
+        elif saved.phase is Phase.DELETING and saved.index > self.index:
+            return
+        else:
+            checkpoint = Checkpoint(phase=Phase.DELETING, index=self.index, found=self.found)
+        with contextlib.suppress(_Stopped):
+            self._save(checkpoint=checkpoint)
 
     def _check_time(self) -> None:
         if self.time_left is not None and self.time_left() < self.margin:
@@ -209,6 +242,7 @@ class JobRunner:
         values["updated_at"] = self.jobs.now_iso()
         values["lease_until"] = int(self.jobs.clock() + self.jobs.lease_seconds)
         self.request = DeletionRequest.model_validate(self._update(values))
+        self._saved_at = time.monotonic()
 
     def _update(self, values: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -251,21 +285,26 @@ class JobRunner:
 
 
 def units(
-    objects: ObjectStore, prefix: str, request: DeletionRequest
+    objects: ObjectStore, keys: KeyRange, request: DeletionRequest
 ) -> Iterator[tuple[Unit, int]]:
-    """What the request covers under ``prefix``, key by key, with each key's size.
+    """What the request covers in ``keys``, key by key, with each key's size (one LIST
+    per 1,000 keys of the range, stopping at its end).
 
     Without ``erase``: the current objects whose segment the window covers. With it:
     every version and delete marker of such keys (deleted ones included: their
     noncurrent versions still hold the bytes)."""
     if not request.erase:
-        for obj in objects.list(prefix):
+        for obj in objects.list(keys.prefix, start_after=keys.after):
+            if obj.key > keys.last:
+                return
             if _covered(obj.key, request):
                 yield Unit(obj.key), obj.size
         return
     unit: Unit | None = None
     size = 0
-    for version in objects.versions(prefix):
+    for version in objects.versions(keys.prefix, after_key=keys.after):
+        if version.key > keys.last:
+            break
         if unit is not None and version.key != unit.key:
             yield unit, size
             unit = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import groupby, takewhile
 from typing import Final
 
 from video_index.aws.objects import ObjectStore, ObjectVersion
@@ -27,11 +27,12 @@ from video_index.core.errors import Conflict
 from video_index.core.keys import KINDS, ValidKey, classify_key
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.model import (
+    KeyRange,
     Window,
     check_kind,
     check_window,
     intersects,
-    window_prefixes,
+    window_ranges,
 )
 
 #: Why a deleted key of the window could not come back.
@@ -95,9 +96,9 @@ class Undeleter:
                 self._jobs.withdraw(window.deletion_id, by)
             report.withdrawn.append(window.deletion_id)
         remaining = [] if dry_run else self._jobs.windows(device)
-        prefixes = window_prefixes(device, (kind,) if kind else KINDS, from_ms, to_ms)
-        for done, (_, prefix) in enumerate(prefixes, start=1):
-            for key, versions in _deleted_keys(self._objects, prefix, device, from_ms, to_ms, kind):
+        ranges = window_ranges(device, (kind,) if kind else KINDS, from_ms, to_ms)
+        for done, keys in enumerate(ranges, start=1):
+            for key, versions in _deleted_keys(self._objects, keys, device, from_ms, to_ms, kind):
                 newest = next((v for v in versions if not v.is_marker), None)
                 if newest is None:
                     report.not_restorable.append((key, NO_VERSION_LEFT))
@@ -114,16 +115,20 @@ class Undeleter:
                 report.restored.append(key)
                 report.bytes += newest.size
             if progress is not None:
-                progress(done, len(prefixes))
+                progress(done, len(ranges))
         return report
 
 
 def _deleted_keys(
-    objects: ObjectStore, prefix: str, device: str, from_ms: int, to_ms: int, kind: str | None
+    objects: ObjectStore, keys: KeyRange, device: str, from_ms: int, to_ms: int, kind: str | None
 ) -> Iterator[tuple[str, list[ObjectVersion]]]:
     """Keys of the window whose current version is a delete marker, with every version
     (newest first)."""
-    for key, group in groupby(objects.versions(prefix), key=lambda version: version.key):
+    listed = takewhile(
+        lambda version: version.key <= keys.last,
+        objects.versions(keys.prefix, after_key=keys.after),
+    )
+    for key, group in groupby(listed, key=lambda version: version.key):
         classified = classify_key(key)
         if not (
             isinstance(classified, ValidKey)
