@@ -18,6 +18,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
+from bench.deletion import deletion_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
 from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
@@ -33,6 +34,7 @@ BENCHMARKS: list[Benchmark] = [
     pipeline_benchmark,
     reconcile_benchmark,
     media_benchmark,
+    deletion_benchmark,
 ]
 
 

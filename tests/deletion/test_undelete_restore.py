@@ -4,6 +4,7 @@ replica. On moto's S3 (versioned) and moto's DynamoDB."""
 from __future__ import annotations
 
 import pytest
+from botocore.exceptions import ClientError
 
 from tests.support.deletion_world import (
     BUCKET,
@@ -17,7 +18,7 @@ from tests.support.deletion_world import (
     versioned_bucket,
     versions,
 )
-from video_index.aws.objects import ObjectStore
+from video_index.aws.objects import ObjectStore, ObjectStoreError
 from video_index.core.errors import Conflict
 from video_index.core.timeunits import to_epoch_ms
 from video_index.deletion.enforcement import Enforcer
@@ -181,3 +182,30 @@ def test_a_multipart_object_restored_once_is_recognized_the_next_time(moto_world
     assert head["ContentType"] == "video/mp4"
     # And a second restore sees it as identical
     assert restorer.run(REPLICA).identical == 1
+
+
+def test_a_restore_stopped_by_a_failing_copy_is_continued_by_running_it_again(
+    moto_world: World,
+) -> None:
+    # Given a replica of 40 objects, and a bucket that refuses one copy
+    put_run(moto_world.s3, DEVICE, at(22, 11), 40)
+    before = current(moto_world.s3)
+    _replicate(moto_world)
+    _empty(moto_world)
+    victim = sorted(before)[7]
+
+    def refuse(params: dict[str, object], **_: object) -> None:
+        if params.get("Key") == victim:
+            error = {"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}}
+            raise ClientError(error, "CopyObject")  # type: ignore[arg-type]
+
+    moto_world.s3.meta.events.register("before-parameter-build.s3.CopyObject", refuse)
+    restorer = Restorer(ObjectStore(moto_world.s3, BUCKET))
+    # When the restore meets the refusal, it stops with the reason
+    with pytest.raises(ObjectStoreError, match="denied"):
+        restorer.run(REPLICA, workers=4)
+    # And running it again once S3 accepts copies what is still missing, and only that
+    moto_world.s3.meta.events.unregister("before-parameter-build.s3.CopyObject", refuse)
+    again = restorer.run(REPLICA)
+    assert again.copied == 40 - again.identical and again.copied >= 1
+    assert current(moto_world.s3) == before

@@ -4,8 +4,9 @@ A lost or emptied segment bucket is refilled from the replica bucket that
 replication kept (``v1/`` only). The two listings are walked side by side in key
 order (S3 lists both in the same order; memory stays flat): an object of the replica
 that the bucket lacks, or holds with another size or ETag, is copied back with
-CopyObject; an identical one is skipped. So a second run copies nothing, and a run
-stopped anywhere is resumed by running it again: what was copied is identical now.
+CopyObject, 16 copies in flight; an identical one is skipped. So a second run
+copies nothing, and a run stopped anywhere is resumed by running it again: what was
+copied is identical now.
 
 A multipart upload's ETag is not the MD5 of its bytes, and a copy may get another
 one; such an object is copied with its replica ETag in its metadata
@@ -19,6 +20,7 @@ written: it follows through the events, and the safe order ends with a rebuild.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,6 +33,8 @@ from video_index.deletion.enforcement import Enforcer
 #: Metadata that carries the replica's ETag of a multipart object copied back.
 RESTORED_ETAG: Final = "restored-etag"
 SAMPLES: Final = 10
+#: Copies in flight at once (boto3 clients are thread-safe; S3 scales per prefix).
+DEFAULT_WORKERS: Final = 16
 
 Progress = Callable[["RestoreReport"], None]
 
@@ -61,24 +65,33 @@ class Restorer:
         dry_run: bool = False,
         prefix: str = KEY_PREFIX,
         progress: Progress | None = None,
+        workers: int = DEFAULT_WORKERS,
     ) -> RestoreReport:
+        """Compare and copy back; ``workers`` copies run at once (a bounded number in
+        flight, so memory stays flat). The first copy that fails stops the run after the
+        copies in flight: running it again continues."""
         source = ObjectStore(self._target.client, source_bucket)
         report = RestoreReport(source=source_bucket, target=self._target.bucket, dry_run=dry_run)
-        for wanted, held in _side_by_side(source.list(prefix), self._target.list(prefix)):
-            report.compared += 1
-            if held is not None and self._identical(source, wanted, held):
-                report.identical += 1
-            elif self._withheld(wanted.key):
-                report.withheld += 1
-            else:
-                if not dry_run:
-                    self._copy(source, wanted)
-                report.copied += 1
-                report.bytes_copied += wanted.size
-                if len(report.samples) < SAMPLES:
-                    report.samples.append(wanted.key)
-            if progress is not None and report.compared % 100 == 0:
-                progress(report)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            in_flight: set[Future[None]] = set()
+            for wanted, held in _side_by_side(source.list(prefix), self._target.list(prefix)):
+                report.compared += 1
+                if held is not None and self._identical(source, wanted, held):
+                    report.identical += 1
+                elif self._withheld(wanted.key):
+                    report.withheld += 1
+                else:
+                    if not dry_run:
+                        in_flight.add(pool.submit(self._copy, source, wanted))
+                        if len(in_flight) >= 2 * workers:
+                            in_flight = _settle(in_flight, FIRST_COMPLETED)
+                    report.copied += 1
+                    report.bytes_copied += wanted.size
+                    if len(report.samples) < SAMPLES:
+                        report.samples.append(wanted.key)
+                if progress is not None and report.compared % 100 == 0:
+                    progress(report)
+            _settle(in_flight, ALL_COMPLETED)
         if progress is not None:
             progress(report)
         return report
@@ -124,6 +137,19 @@ class Restorer:
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 HEAD {store.uri(key)}") from exc
         return head
+
+
+def _settle(futures: set[Future[None]], until: str) -> set[Future[None]]:
+    """Wait for ``futures`` (the first, or all); raise the first failure; the rest."""
+    done, pending = wait(futures, return_when=until)
+    for future in done:
+        error = future.exception()
+        if error is not None:
+            for other in pending:
+                other.cancel()
+            wait(pending)
+            raise error
+    return pending
 
 
 def _side_by_side(
