@@ -15,6 +15,7 @@ HANDLERS = (
     "video_index.handlers.ingest",
     "video_index.handlers.api",
     "video_index.handlers.reconcile",
+    "video_index.handlers.deletion",
 )
 DEVELOPER_PACKAGES = ("cli", "local", "upload")
 
