@@ -30,6 +30,7 @@ from typing import Final
 
 from video_index.core.contract import (
     API_HANDLER,
+    DELETION_HANDLER,
     EXPORT_HANDLER,
     INGEST_HANDLER,
     RECONCILE_HANDLER,
@@ -169,6 +170,7 @@ FUNCTIONS: Final = (
     FunctionPackaging("api", API_HANDLER, (TZDATA, PYAV)),
     FunctionPackaging("reconcile", RECONCILE_HANDLER, (), {"av": _ONLY_FORGETS_RENDITIONS}),
     FunctionPackaging("export", EXPORT_HANDLER, (PYAV,)),
+    FunctionPackaging("deletion", DELETION_HANDLER, ()),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and

@@ -85,6 +85,9 @@ class Monitoring(Construct):
             "the DLQ. Inspect, fix, then redrive (or run reconcile).",
             "Export": "Export jobs kept failing for a transient reason and were parked in the "
             "DLQ. Inspect, then redrive.",
+            "Deletion": "Deletion jobs kept failing for a transient reason and were parked in "
+            "the DLQ; their requests stay in force. Inspect, then redrive (a job continues "
+            "from its checkpoint).",
         }
         self.dlq_alarms = {
             name: self._alarm(

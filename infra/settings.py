@@ -35,6 +35,12 @@ from video_index.core.settings import (
 
 # --- naming -----------------------------------------------------------------------------------
 
+#: The values of the ``replication`` setting.
+REPLICATION_OFF: Final = "off"
+REPLICATION_ON: Final = "on"
+REPLICATION_PAUSED: Final = "paused"
+REPLICATION_MODES: Final = (REPLICATION_OFF, REPLICATION_ON, REPLICATION_PAUSED)
+
 #: Id (and CloudFormation name) of the stack unless ``stack_name`` is given.
 DEFAULT_STACK_NAME: Final = "VideoIndex"
 #: The names both sides must agree on (service names, prefixes, actions) are in
@@ -198,6 +204,11 @@ class StackSettings:
     #: An existing annotations table to use instead of the stack's own, e.g. one restored
     #: from a point-in-time backup (docs/annotations.md); ``None``: the stack's table.
     annotations_table_name: str | None = None
+    #: Replication of ``v1/`` to a replica bucket (docs/deletion.md): ``off``, ``on``, or
+    #: ``paused`` (replica and role kept, the rule disabled: the restore order).
+    replication: str = REPLICATION_OFF
+    #: Physical name of the replica bucket; ``None`` lets CloudFormation generate one.
+    replica_bucket_name: str | None = None
 
     def __post_init__(self) -> None:
         self._validate()
@@ -312,6 +323,7 @@ class StackSettings:
                 f"{self.annotations_table_name!r} is not a DynamoDB table name "
                 "(3-255 characters of A-Z a-z 0-9 _ . -)",
             )
+        self._validate_replication()
 
     def _validate_api(self) -> None:
         if self.api_auth not in API_AUTH_MODES:
@@ -377,6 +389,21 @@ class StackSettings:
         _check_range(
             "reconcile_ephemeral_storage_mb", self.reconcile_ephemeral_storage_mb, 512, 10240
         )
+
+    def _validate_replication(self) -> None:
+        if self.replication not in REPLICATION_MODES:
+            allowed = ", ".join(repr(mode) for mode in REPLICATION_MODES)
+            _fail("replication", f"must be one of {allowed}, got {self.replication!r}")
+        if self.replica_bucket_name is not None:
+            if self.replication == REPLICATION_OFF:
+                _fail("replica_bucket_name", "is only used when replication is 'on' or 'paused'")
+            if not _BUCKET_NAME_RE.fullmatch(self.replica_bucket_name):
+                _fail(
+                    "replica_bucket_name",
+                    f"{self.replica_bucket_name!r} is not a valid S3 bucket name",
+                )
+            if self.replica_bucket_name == self.bucket_name:
+                _fail("replica_bucket_name", "must differ from bucket_name")
 
 
 def _fail(key: str, problem: str) -> NoReturn:

@@ -13,13 +13,15 @@ from constructs import Construct
 
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
+from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild
 from infra.outputs import ops_outputs
 from infra.read_model import ReadModelTable
-from infra.settings import StackSettings
+from infra.replication import SegmentReplica
+from infra.settings import REPLICATION_OFF, StackSettings
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
     OUTPUT_API_URL,
@@ -77,6 +79,23 @@ class VideoIndexStack(Stack):
             storage=self.storage,
             table=self.read_model.table,
         )
+        # Deletion requests (docs/deletion.md): the API records them, ingest and reconcile
+        # enforce them, the deletion worker runs their jobs; the replica is optional.
+        self.replica = (
+            SegmentReplica(self, "Replica", settings=settings, storage=self.storage)
+            if settings.replication != REPLICATION_OFF
+            else None
+        )
+        self.deletion = DeletionRequests(
+            self,
+            "Deletion",
+            settings=settings,
+            bucket=self.storage.bucket,
+            replica=self.replica.bucket if self.replica else None,
+        )
+        self.deletion.allow_requests(self.api.function, self.api.role)
+        self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)
+        self.deletion.allow_enforcement(self.reconcile.function, self.reconcile.role, scan=True)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -84,6 +103,7 @@ class VideoIndexStack(Stack):
             dead_letter_queues={
                 "Ingest": self.ingest.dead_letter_queue,
                 "Export": self.exports.dead_letter_queue,
+                "Deletion": self.deletion.dead_letter_queue,
             },
             ingest_function=self.ingest.function,
             reconcile_state_machine=self.reconcile.reconcile_state_machine,
@@ -107,6 +127,19 @@ class VideoIndexStack(Stack):
             description='Reconcile state machine (start with {} or {"dry_run": true})',
             value=self.reconcile.reconcile_state_machine.state_machine_arn,
         )
+        self.deletions_table_output = CfnOutput(
+            self,
+            "DeletionsTableName",
+            description="Deletion requests table (VIDEO_INDEX_DELETIONS_TABLE for the CLI)",
+            value=self.deletion.table.table_name,
+        )
+        if self.replica is not None:
+            CfnOutput(
+                self,
+                "ReplicaBucketName",
+                description="Replica of v1/ (video-index restore --from-bucket)",
+                value=self.replica.bucket.bucket_name,
+            )
         self.rebuild_state_machine_output = CfnOutput(
             self,
             OUTPUT_REBUILD_STATE_MACHINE,

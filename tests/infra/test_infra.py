@@ -355,6 +355,7 @@ def test_ingest_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_DLQ_URL": synth.ref(stack.ingest.dead_letter_queue),
         "VIDEO_INDEX_GAP_TOLERANCE_MS": "1000",
         "VIDEO_INDEX_TOMBSTONE_DAYS": "35",
+        "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(stack.deletion.table),
         "POWERTOOLS_SERVICE_NAME": "video-index-ingest",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -458,7 +459,17 @@ def test_ingest_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) 
     xray = [s for s in generated if s["Resource"] == "*"]
     assert len(xray) == 1
     assert sorted(xray[0]["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    assert len(statements) == 9
+    # And deletion requests (docs/deletion.md): Query of the window items only, and deleting
+    # again (a delete marker, or every version) what a window covers, under v1/ only
+    windows = by_sid["ReadDeletionWindows"]
+    assert windows["Action"] == "dynamodb:Query"
+    assert windows["Resource"] == synth.arn(synth.stack.deletion.table)
+    assert windows["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}}
+    assert by_sid["EnforceDeletions"]["Action"] == ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+    assert by_sid["EnforceDeletions"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
+    assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"
+    assert by_sid["ListSegmentVersions"]["Resource"] == bucket_arn
+    assert len(statements) == 12
 
 
 # --- read model -------------------------------------------------------------------------------
@@ -589,7 +600,7 @@ def test_cdk_nag_aws_solutions_reports_nothing_unacknowledged(synth: Synth) -> N
     assert report.success is True
 
 
-FUNCTIONS = ("Ingest", "Api", "Exports")
+FUNCTIONS = ("Ingest", "Api", "Exports", "Deletion")
 
 
 def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:

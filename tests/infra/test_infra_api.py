@@ -53,6 +53,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/ranges",
     "/devices/{device}/segments",
     "/devices/{device}/segments/{segment_id}",
+    "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/openapi.json",
 ]
@@ -380,6 +381,8 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_FRESH_WINDOW_SECONDS": "900",
         "VIDEO_INDEX_EXPORT_QUEUE_URL": synth.ref(stack.exports.queue),
         "VIDEO_INDEX_MAX_EXPORT_BYTES": str(2 * 1024**3),
+        "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(stack.deletion.table),
+        "VIDEO_INDEX_DELETION_QUEUE_URL": synth.ref(stack.deletion.queue),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -462,13 +465,26 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
         "dynamodb:Query",
     ]
     assert by_sid["ReadWriteAnnotations"]["Resource"] == annotations_arn
-    assert len(statements) == 10
-    # And nothing in it scans or writes in batches, and the only delete is of the
-    # annotations' window copies (never of the read model or of an object)
+    # And deletion requests (docs/deletion.md): recorded, read and withdrawn in their own
+    # table (a withdrawal deletes the request's window item), their jobs queued
+    deletions = by_sid["DeletionRequests"]
+    assert deletions["Action"] == [
+        "dynamodb:DeleteItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+    ]
+    assert deletions["Resource"] == synth.arn(stack.deletion.table)
+    assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
+    assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
+    assert len(statements) == 12
+    # And nothing in it scans or writes in batches, and the only deletes are of the
+    # annotations' window copies and of withdrawn deletion requests (never of the read
+    # model or of an object)
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert not {a for a in actions if a.split(":")[1].startswith(("Scan", "BatchWrite"))}
     deleting = [s for s in statements if any(":Delete" in a for a in as_list(s["Action"]))]
-    assert deleting == [by_sid["ReadWriteAnnotations"]]
+    assert {s["Sid"] for s in deleting} == {"ReadWriteAnnotations", "DeletionRequests"}
 
 
 # --- cdk-nag ----------------------------------------------------------------------------------

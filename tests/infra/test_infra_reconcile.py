@@ -96,6 +96,7 @@ def test_reconcile_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_RECONCILE_MAX_REMOVE_SHARE": "0.1",
         "VIDEO_INDEX_GAP_TOLERANCE_MS": "1000",
         "VIDEO_INDEX_TOMBSTONE_DAYS": "35",
+        "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(synth.stack.deletion.table),
         "POWERTOOLS_SERVICE_NAME": "video-index-reconcile",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -177,7 +178,21 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
     (xray,) = [s for s in statements if "Sid" not in s]
     assert xray["Resource"] == "*"
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    assert len(statements) == 9
+    # And deletion requests (docs/deletion.md): the window items read (queried by device,
+    # scanned for every device's), and what a window covers deleted again under v1/
+    deletions = synth.arn(synth.stack.deletion.table)
+    assert by_sid["ReadDeletionWindows"]["Action"] == "dynamodb:Query"
+    assert by_sid["ReadDeletionWindows"]["Resource"] == deletions
+    assert by_sid["ReadDeletionWindows"]["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}
+    }
+    assert by_sid["ListDeletionWindows"]["Action"] == "dynamodb:Scan"
+    assert by_sid["ListDeletionWindows"]["Resource"] == deletions
+    assert by_sid["EnforceDeletions"]["Action"] == ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+    assert joined(by_sid["EnforceDeletions"]["Resource"]) == f"${{{segments}.Arn}}/v1/*"
+    assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"
+    assert by_sid["ListSegmentVersions"]["Resource"] == synth.arn(synth.stack.storage.bucket)
+    assert len(statements) == 13
 
 
 def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Synth) -> None:
@@ -194,8 +209,9 @@ def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Sy
     segments = synth.logical_id(synth.stack.storage.bucket)
     # Then no statement mentions an annotations table (primary data, never rebuilt)
     assert "annotation" not in json.dumps(statements).lower()
-    # And nothing may put, delete or otherwise change objects of the segment bucket: its
-    # only actions are ListBucket on the bucket and GetObject under v1/
+    # And nothing may put or otherwise change objects of the segment bucket: its only
+    # actions are listing the bucket, GetObject under v1/, and deleting again under v1/
+    # what a deletion window covers (docs/deletion.md: reconcile enforces the requests)
     segment_arn = f"${{{segments}.Arn}}"
 
     def on_segments(statement: dict[str, Any]) -> bool:
@@ -207,12 +223,22 @@ def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Sy
         if on_segments(s)
         for a in as_list(s["Action"])
         for r in as_list(s["Resource"])
-    ) == [("s3:GetObject", f"{segment_arn}/v1/*"), ("s3:ListBucket", segment_arn)]
-    # And no statement that writes or deletes objects names the segment bucket at all
+    ) == [
+        ("s3:DeleteObject", f"{segment_arn}/v1/*"),
+        ("s3:DeleteObjectVersion", f"{segment_arn}/v1/*"),
+        ("s3:GetObject", f"{segment_arn}/v1/*"),
+        ("s3:ListBucket", segment_arn),
+        ("s3:ListBucketVersions", segment_arn),
+    ]
+    # And no statement that writes objects names the segment bucket at all; the only one
+    # that deletes there is the enforcement of deletion requests
     for statement in statements:
-        if any(a.startswith(("s3:Put", "s3:Delete")) for a in as_list(statement["Action"])):
+        actions = as_list(statement["Action"])
+        if any(a.startswith("s3:Put") for a in actions):
             assert not on_segments(statement), statement
-            assert all("*" not in a for a in as_list(statement["Action"]))
+        if any(a.startswith("s3:Delete") for a in actions) and on_segments(statement):
+            assert statement["Sid"] == "EnforceDeletions", statement
+        assert all("*" not in a for a in actions)
 
 
 # --- state machines ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The one S3 adapter: listing, HEAD, GET (whole, ranged, streamed), JSON, presigned URLs.
+"""The one S3 adapter: listing (objects and versions), HEAD, GET (whole, ranged, streamed),
+JSON, copies, batched deletes, presigned URLs.
 
 S3 is the truth (docs/invariants.md): whenever an event cannot decide, the code
 asks S3 through here. Every ``ClientError``/``BotoCoreError`` is mapped once, in
@@ -44,6 +45,35 @@ class ListedObject:
     key: str
     size: int
     etag: str
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectVersion:
+    """One version or delete marker of a versioned listing."""
+
+    key: str
+    version_id: str
+    is_marker: bool
+    is_latest: bool
+    size: int = 0
+    etag: str = ""
+
+
+#: The largest object one CopyObject request copies; larger ones go part by part.
+MAX_SINGLE_COPY_BYTES: Final = 5 * 1024**3
+
+
+def _version(entry: dict[str, Any], *, marker: bool) -> tuple[ObjectVersion, float]:
+    """A ``Versions`` or ``DeleteMarkers`` entry, with its time for ordering."""
+    version = ObjectVersion(
+        key=entry["Key"],
+        version_id=str(entry.get("VersionId") or "null"),
+        is_marker=marker,
+        is_latest=bool(entry.get("IsLatest")),
+        size=0 if marker else int(entry.get("Size", 0)),
+        etag="" if marker else etag_of(entry.get("ETag")),
+    )
+    return version, entry["LastModified"].timestamp()
 
 
 def s3_error(exc: ClientError | BotoCoreError, what: str) -> ObjectStoreError:
@@ -99,12 +129,14 @@ class ObjectStore:
     def exists(self, key: str) -> bool:
         return self.head(key).present
 
-    def list(self, prefix: str) -> Iterator[ListedObject]:
-        """Every current object under ``prefix``, in key order, a page (1,000 keys) at a time."""
+    def list(self, prefix: str, start_after: str | None = None) -> Iterator[ListedObject]:
+        """Every current object under ``prefix`` (after ``start_after``), in key order, a
+        page (1,000 keys) at a time."""
+        request = {"Bucket": self.bucket, "Prefix": prefix}
+        if start_after:
+            request["StartAfter"] = start_after
         try:
-            for page in self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=prefix
-            ):
+            for page in self.client.get_paginator("list_objects_v2").paginate(**request):
                 for obj in page.get("Contents", []):
                     yield ListedObject(obj["Key"], int(obj["Size"]), etag_of(obj.get("ETag")))
         except (ClientError, BotoCoreError) as exc:
@@ -118,6 +150,38 @@ class ObjectStore:
             ):
                 for obj in page.get("Contents", []):
                     yield ListedObject(obj["Key"], int(obj["Size"]), etag_of(obj.get("ETag")))
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
+
+    def versions(self, prefix: str, after_key: str | None = None) -> Iterator[ObjectVersion]:
+        """Every version and delete marker under ``prefix`` (keys after ``after_key``), in
+        key order and, within a key, newest first (``ListObjectVersions``)."""
+        request = {"Bucket": self.bucket, "Prefix": prefix}
+        if after_key:
+            request["KeyMarker"] = after_key
+        try:
+            for page in self.client.get_paginator("list_object_versions").paginate(**request):
+                versions = [_version(v, marker=False) for v in page.get("Versions", [])]
+                markers = [_version(m, marker=True) for m in page.get("DeleteMarkers", [])]
+                # A page lists versions and markers apart, each by key and newest first.
+                merged = sorted(
+                    versions + markers, key=lambda e: (e[0].key, -e[1], not e[0].is_latest)
+                )
+                yield from (entry for entry, _ in merged)
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 LIST versions {self.uri(prefix)}") from exc
+
+    def any_under(self, prefix: str, *, versions: bool = False) -> bool:
+        """Whether anything (a current object, or with ``versions`` any version or delete
+        marker) lies under ``prefix``: one request."""
+        try:
+            if versions:
+                page = self.client.list_object_versions(
+                    Bucket=self.bucket, Prefix=prefix, MaxKeys=1
+                )
+                return bool(page.get("Versions") or page.get("DeleteMarkers"))
+            page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+            return bool(page.get("Contents"))
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
 
@@ -200,20 +264,45 @@ class ObjectStore:
 
     def delete(self, keys: Sequence[str]) -> None:
         """Delete (the current versions of) ``keys``, 1,000 per request; missing keys are fine."""
-        for start in range(0, len(keys), 1000):
-            chunk = keys[start : start + 1000]
+        self._delete_objects([{"Key": key} for key in keys])
+
+    def delete_versions(self, versions: Sequence[tuple[str, str]]) -> None:
+        """Delete these ``(key, version id)`` versions or delete markers for good, 1,000
+        per request."""
+        self._delete_objects([{"Key": key, "VersionId": version} for key, version in versions])
+
+    def _delete_objects(self, objects: Sequence[dict[str, str]]) -> None:
+        for start in range(0, len(objects), 1000):
+            chunk = objects[start : start + 1000]
             try:
                 answer = self.client.delete_objects(
-                    Bucket=self.bucket,
-                    Delete={"Objects": [{"Key": key} for key in chunk], "Quiet": True},
+                    Bucket=self.bucket, Delete={"Objects": chunk, "Quiet": True}
                 )
             except (ClientError, BotoCoreError) as exc:
                 raise s3_error(exc, f"S3 DELETE {len(chunk)} keys in {self.uri('')}") from exc
             if answer.get("Errors"):
                 first = answer["Errors"][0]
-                raise ObjectStoreError(
-                    f"S3 DELETE {first.get('Key')}: {first.get('Code')} {first.get('Message', '')}"
-                )
+                code = str(first.get("Code", ""))
+                message = f"S3 DELETE {first.get('Key')}: {code} {first.get('Message', '')}"
+                if code in _TRANSIENT_CODES:
+                    raise TransientObjectStoreError(message)
+                raise ObjectStoreError(message)
+
+    def copy_in(
+        self, source_bucket: str, key: str, size: int, version_id: str | None = None
+    ) -> None:
+        """Copy ``key`` (that version) of ``source_bucket`` to the same key here: one
+        CopyObject up to 5 GiB, part by part above."""
+        source: dict[str, str] = {"Bucket": source_bucket, "Key": key}
+        if version_id is not None and version_id != "null":
+            source["VersionId"] = version_id
+        try:
+            if size <= MAX_SINGLE_COPY_BYTES:
+                self.client.copy_object(Bucket=self.bucket, Key=key, CopySource=source)
+            else:
+                self.client.copy(source, self.bucket, key)
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 COPY s3://{source_bucket}/{key} to {self.uri(key)}") from exc
 
     def presign_get(self, key: str, expires_seconds: int) -> str:
         """A SigV4 URL that GETs the key for ``expires_seconds`` (no request is made)."""

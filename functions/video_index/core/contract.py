@@ -19,16 +19,21 @@ INGEST_HANDLER: Final = "video_index.handlers.ingest.handler"
 API_HANDLER: Final = "video_index.handlers.api.handler"
 RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
+DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
 API_SERVICE_NAME: Final = "video-index-api"
 RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
+DELETION_SERVICE_NAME: Final = "video-index-deletion"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
 PARTITIONS_REPAIRED_METRIC: Final = "PartitionsRepaired"
+#: Metric ingest and reconcile publish per object deleted again inside a recorded
+#: deletion window (docs/deletion.md: no resurrection).
+DELETION_ENFORCED_METRIC: Final = "DeletionEnforced"
 
 # --- environment (runtime configuration, docs/operations.md) ------------------------------
 
@@ -46,6 +51,9 @@ ENV_PRESIGN_SECONDS: Final = "VIDEO_INDEX_PRESIGN_SECONDS"
 ENV_FRESH_WINDOW_SECONDS: Final = "VIDEO_INDEX_FRESH_WINDOW_SECONDS"
 ENV_EXPORT_QUEUE_URL: Final = "VIDEO_INDEX_EXPORT_QUEUE_URL"
 ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
+ENV_DELETIONS_TABLE: Final = "VIDEO_INDEX_DELETIONS_TABLE"
+ENV_DELETION_QUEUE_URL: Final = "VIDEO_INDEX_DELETION_QUEUE_URL"
+ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -63,6 +71,12 @@ INVENTORY_PREFIX: Final = "inventory"
 RENDITIONS_PREFIX: Final = "renditions/"
 #: … and clip exports, ``exports/<export id>/job.json`` and ``.../clip.mp4`` (expiring).
 EXPORTS_PREFIX: Final = "exports/"
+
+# --- the deletion requests table ------------------------------------------------------------
+
+#: Partition-key prefix of the window items (``win#<device>``): the only items ingest may
+#: read (an IAM ``dynamodb:LeadingKeys`` condition), docs/deletion.md.
+DELETION_WINDOW_PREFIX: Final = "win#"
 
 # --- CORS: what a browser page on an allowed origin may do (API Gateway and the bucket) ----
 

@@ -36,6 +36,10 @@ NOTIFIED_EVENTS: Final = (
 #: The export Lambda: one job per invocation, up to Lambda's 15 minutes.
 EXPORT_TIMEOUT_SECONDS: Final = 900
 EXPORT_BATCH_SIZE: Final = 1
+#: The deletion worker: one job per invocation; a job longer than one invocation
+#: queues its own continuation before the time runs out (docs/deletion.md).
+DELETION_TIMEOUT_SECONDS: Final = 900
+DELETION_BATCH_SIZE: Final = 1
 
 
 def visibility_timeout_seconds(ingest_timeout_seconds: int = INGEST_TIMEOUT_SECONDS) -> int:

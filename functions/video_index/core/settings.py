@@ -9,6 +9,8 @@ from typing import Final
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_DELETION_QUEUE_URL,
+    ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
@@ -18,6 +20,7 @@ from video_index.core.contract import (
     ENV_MAX_REMOVE_SHARE,
     ENV_PRESIGN_SECONDS,
     ENV_QUEUE_URL,
+    ENV_REPLICA_BUCKET,
     ENV_REPORTS_BUCKET,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
@@ -55,6 +58,10 @@ class Settings:
     max_remove_share: float = DEFAULT_MAX_REMOVE_SHARE
     export_queue_url: str | None = None
     max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES
+    #: Deletion requests (docs/deletion.md): their table, the job queue, the replica bucket.
+    deletions_table: str | None = None
+    deletion_queue_url: str | None = None
+    replica_bucket: str | None = None
 
     @classmethod
     def from_env(
@@ -84,6 +91,9 @@ class Settings:
             max_remove_share=_share(env, ENV_MAX_REMOVE_SHARE, DEFAULT_MAX_REMOVE_SHARE),
             export_queue_url=env.get(ENV_EXPORT_QUEUE_URL) or None,
             max_export_bytes=_int(env, ENV_MAX_EXPORT_BYTES, DEFAULT_MAX_EXPORT_BYTES),
+            deletions_table=env.get(ENV_DELETIONS_TABLE) or None,
+            deletion_queue_url=env.get(ENV_DELETION_QUEUE_URL) or None,
+            replica_bucket=env.get(ENV_REPLICA_BUCKET) or None,
         )
 
 

@@ -53,7 +53,15 @@ def annotations_table_definition(table_name: str) -> dict[str, Any]:
     return _keyed_table_definition(table_name)
 
 
-def create_tables(client: Any, read_model: str, annotations: str | None = None) -> None:
+def deletions_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the deletion requests table (primary data,
+    docs/deletion.md): a request item per request, a window item per recorded window."""
+    return _keyed_table_definition(table_name)
+
+
+def create_tables(
+    client: Any, read_model: str, annotations: str | None = None, deletions: str | None = None
+) -> None:
     """Create the tables (and enable TTL) the way the stack does; for local runs and tests."""
     client.create_table(**read_model_table_definition(read_model))
     client.get_waiter("table_exists").wait(TableName=read_model)
@@ -64,3 +72,6 @@ def create_tables(client: Any, read_model: str, annotations: str | None = None) 
     if annotations:
         client.create_table(**annotations_table_definition(annotations))
         client.get_waiter("table_exists").wait(TableName=annotations)
+    if deletions:
+        client.create_table(**deletions_table_definition(deletions))
+        client.get_waiter("table_exists").wait(TableName=deletions)

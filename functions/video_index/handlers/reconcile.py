@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from video_index.aws.clients import Clients
 from video_index.core.contract import (
+    DELETION_ENFORCED_METRIC,
     METRICS_NAMESPACE,
     PARTITIONS_REPAIRED_METRIC,
     RECONCILE_SERVICE_NAME,
@@ -33,6 +34,7 @@ REPORT_METRICS: Final = {
     "entries_fixed": "EntriesFixed",
     "aggregates_fixed": "AggregatesFixed",
     "invalid_keys": "InvalidKeys",
+    "deletions_enforced": DELETION_ENFORCED_METRIC,
 }
 
 

@@ -34,6 +34,7 @@ from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStor
 from video_index.core.keys import ForeignKey, InvalidKey, SegmentKey, ValidKey, classify_key
 from video_index.core.models import SegmentRecord
 from video_index.core.projection import ABSENT, ObjectState
+from video_index.deletion.enforcement import Enforcer
 from video_index.ingest.events import Action, ObjectEvent
 from video_index.ingest.media import MediaProbe
 from video_index.media.renditions import Renditions
@@ -52,6 +53,8 @@ class Outcome(StrEnum):
     INVALID = "Invalid"
     OTHER_BUCKET = "OtherBucket"
     MALFORMED = "Malformed"
+    #: Created inside a recorded deletion window: deleted again, never projected.
+    ENFORCED = "DeletionEnforced"
 
 
 @dataclass
@@ -66,10 +69,16 @@ class IngestStats:
 
 class Ingestor:
     def __init__(
-        self, store: ReadModelStore, objects: ObjectStore, media: MediaProbe | None = None
+        self,
+        store: ReadModelStore,
+        objects: ObjectStore,
+        media: MediaProbe | None = None,
+        enforcer: Enforcer | None = None,
     ) -> None:
         self._store = store
         self._objects = objects
+        #: Deletion requests in force (docs/deletion.md): checked before a creation counts.
+        self.enforcer = enforcer
         #: Media facts of video objects, written with their entries (docs/playback.md).
         self.media = media or MediaProbe(objects)
         self._renditions = Renditions(objects)
@@ -80,6 +89,8 @@ class Ingestor:
         """Forget the last batch's figures; read the generations to write once per batch."""
         self._generations = None
         self.stats.reset()
+        if self.enforcer is not None:
+            self.enforcer.start_batch()
 
     def write_units(self) -> float:
         return self._store.consumption.write_units
@@ -110,6 +121,12 @@ class Ingestor:
                 return Outcome.INVALID
             case ValidKey(segment=segment):
                 pass
+        if (
+            event.action is Action.CREATED
+            and self.enforcer is not None
+            and self.enforcer.enforce(segment, by="ingest")
+        ):
+            return Outcome.ENFORCED  # its delete event follows; it is never counted
         if self._generations is None:
             self._generations = self._store.generations()
         outcomes = [self._apply_to(generation, segment, event) for generation in self._generations]

@@ -20,3 +20,6 @@ class LocalNames:
     dlq: str = "video-index-dlq"
     export_queue: str = "video-index-exports"
     export_dlq: str = "video-index-exports-dlq"
+    deletions_table: str = "video-index-deletions"
+    deletion_queue: str = "video-index-deletions"
+    deletion_dlq: str = "video-index-deletions-dlq"

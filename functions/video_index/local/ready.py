@@ -68,4 +68,7 @@ class ReadyStack:
             annotations_table=self.values.get("annotations_table"),
             queue_url=self.values.get("queue_url"),
             dlq_url=self.values.get("dlq_url"),
+            export_queue_url=self.values.get("export_queue_url"),
+            deletions_table=self.values.get("deletions_table"),
+            deletion_queue_url=self.values.get("deletion_queue_url"),
         )

@@ -55,12 +55,11 @@ def queue_arn(sqs: Any, url: str) -> str:
 
 
 def create_bucket(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
-    """The segment bucket, notifying ``queue_url`` of every change under ``v1/``.
-
-    Not versioned, unlike the deployed bucket: moto sends no notification for a
-    delete that creates a delete marker, so the read model would never see deletes.
-    """
+    """The segment bucket, versioned like the deployed one, notifying ``queue_url`` of
+    every change under ``v1/`` (the deletes moto does not notify in a versioned bucket
+    are sent by :mod:`video_index.local.s3_fidelity`)."""
     s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     s3.put_bucket_notification_configuration(
         Bucket=bucket,
         NotificationConfiguration={

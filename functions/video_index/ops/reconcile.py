@@ -17,8 +17,13 @@
    read model's entries (an empty or wrong report) is refused unless forced;
    ``dry_run`` computes the report and writes nothing.
 
-Reconcile reads S3 and writes only the read model (never objects, never the
-annotations table).
+Reconcile reads S3 and writes only the read model (never the annotations table), with
+one exception: deletion requests are enforced on the repair side (docs/deletion.md).
+When the reconciler has an :class:`~video_index.deletion.enforcement.Enforcer`,
+:meth:`Reconciler.repair` deletes again whatever its partition's listing shows inside
+a window in force before comparing, and :meth:`Reconciler.deletion_partitions` names the
+partitions a window covers so a run repairs them even when their fingerprints agree
+(an object a rebuild projected before it was deleted again).
 """
 
 from __future__ import annotations
@@ -34,7 +39,14 @@ from aws_lambda_powertools import Logger
 
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
-from video_index.core.keys import ValidKey, classify_key, format_start, parse_key
+from video_index.core.keys import (
+    KINDS,
+    MAX_DURATION_MS,
+    ValidKey,
+    classify_key,
+    format_start,
+    parse_key,
+)
 from video_index.core.layout import (
     RECONCILE_SK,
     bucket_pk,
@@ -45,6 +57,7 @@ from video_index.core.layout import (
 from video_index.core.projection import contribution
 from video_index.core.settings import DEFAULT_MAX_REMOVE_SHARE
 from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
+from video_index.deletion.enforcement import Enforcer
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.columnar import KeyCounts, compare, merge
 from video_index.ops.fingerprints import Partition
@@ -84,11 +97,13 @@ class Reconciler:
         ingestor: Ingestor,
         *,
         clock: Callable[[], float] = time.time,
+        enforcer: Enforcer | None = None,
     ) -> None:
         self._store = store
         self._objects = objects
         self._ingestor = ingestor
         self._clock = clock
+        self._enforcer = enforcer
 
     # -- step 1: fingerprints ------------------------------------------------------------
 
@@ -159,7 +174,7 @@ class Reconciler:
 
     def repair(self, generation: int, partition: Partition, *, dry_run: bool) -> PartitionResult:
         result = PartitionResult()
-        truth = self._listed(partition)
+        truth = self._enforced(partition, self._listed(partition), result, dry_run=dry_run)
         held = self._held(generation, partition)
         for filename in sorted(set(truth) | set(held)):
             if truth.get(filename) == held.get(filename):
@@ -189,6 +204,43 @@ class Reconciler:
             if isinstance(classify_key(obj.key), ValidKey):
                 truth[obj.key.rsplit("/", 1)[1]] = (obj.size, obj.etag)
         return truth
+
+    def _enforced(
+        self,
+        partition: Partition,
+        truth: dict[str, tuple[int, str]],
+        result: PartitionResult,
+        *,
+        dry_run: bool,
+    ) -> dict[str, tuple[int, str]]:
+        """The listing without what a deletion window covers (deleted again unless dry)."""
+        if self._enforcer is None or not truth:
+            return truth
+        self._enforcer.start_batch()  # the windows as they are now
+        kept = {}
+        for filename, listed in truth.items():
+            segment = parse_key(
+                key_of_segment_item(segment_pk(0, partition.device, partition.kind), filename)
+            )
+            if self._enforcer.enforce(segment, by="reconcile", dry_run=dry_run):
+                result.enforced += 1
+            else:
+                kept[filename] = listed
+        return kept
+
+    def deletion_partitions(self) -> set[Partition]:
+        """The partitions that windows in force cover (repaired every run, so what a window
+        covers is deleted again even where the fingerprints agree)."""
+        if self._enforcer is None:
+            return set()
+        partitions: set[Partition] = set()
+        for window in self._enforcer.all_windows():
+            for kind in (window.kind,) if window.kind else KINDS:
+                day = max(window.from_ms - MAX_DURATION_MS[kind] + 1, 0) // DAY_MS * DAY_MS
+                while day < window.to_ms:
+                    partitions.add(Partition(window.device, kind, from_epoch_ms(day).date()))
+                    day += DAY_MS
+        return partitions
 
     def _segments(
         self, generation: int, partition: Partition, start_ms: int, end_ms: int
@@ -283,7 +335,8 @@ class Reconciler:
         """Step 2 in this process: repair what differs (unless refused), record the run."""
         report = plan.report
         if report.refusal is None:
-            for partition in plan.differing:
+            # Partitions that deletion windows cover are repaired (enforced) every run.
+            for partition in sorted(set(plan.differing) | self.deletion_partitions()):
                 report.add(self.repair(report.generation, partition, dry_run=report.dry_run))
         report.finished_at = _now_iso(self._clock)
         if not report.dry_run and report.refusal is None:

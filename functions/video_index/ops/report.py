@@ -31,8 +31,11 @@ class PartitionResult:
     fixed: int = 0
     aggregates_fixed: int = 0
     samples: list[dict[str, str]] = field(default_factory=list)
+    #: Objects deleted again inside a recorded deletion window (docs/deletion.md).
+    enforced: int = 0
 
     def merge(self, other: PartitionResult) -> None:
+        self.enforced += other.enforced
         self.added += other.added
         self.removed += other.removed
         self.fixed += other.fixed
@@ -69,8 +72,10 @@ class ReconcileReport:
     read_model_entries: int = 0
     removal_share: float = 0.0
     refusal: str | None = None
+    deletions_enforced: int = 0
 
     def add(self, result: PartitionResult) -> None:
+        self.deletions_enforced += result.enforced
         self.entries_added += result.added
         self.entries_removed += result.removed
         self.entries_fixed += result.fixed

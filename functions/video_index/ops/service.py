@@ -22,6 +22,7 @@ from video_index.core.errors import BadInput
 from video_index.core.keys import KEY_PREFIX
 from video_index.core.layout import CONTROL_PK, RECONCILE_SK
 from video_index.core.settings import Settings
+from video_index.deletion.service import build_enforcer
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops import planning
 from video_index.ops.fingerprints import Partition
@@ -253,7 +254,9 @@ def build_ops(settings: Settings, clients: Clients) -> Ops:
         settings=settings,
         clients=clients,
         segments=segments,
-        reconciler=Reconciler(store, segments, ingestor),
+        reconciler=Reconciler(
+            store, segments, ingestor, enforcer=build_enforcer(settings, clients)
+        ),
         rebuilder=rebuilder,
         store=store,
     )

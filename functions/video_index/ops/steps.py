@@ -158,14 +158,16 @@ def reconcile_decide(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
     differing = shard_partitions(
         S3Partials(ops.reports), plan.folder, plan.shard_count, "differing"
     )
+    # Partitions that deletion windows cover are repaired (enforced) every run.
+    to_repair = sorted(set(differing) | ops.reconciler.deletion_partitions())
     partitions = ops.put_json(
-        reconcile_object_key(plan.run_id, "partitions.json"), [p.as_dict() for p in differing]
+        reconcile_object_key(plan.run_id, "partitions.json"), [p.as_dict() for p in to_repair]
     )
     return PlanOutput(
         run_id=plan.run_id,
         generation=report.generation,
         partitions=S3Location(**partitions),
-        to_repair=len(differing),
+        to_repair=len(to_repair),
         dry_run=plan.dry_run,
     ).dump()
 
@@ -190,6 +192,7 @@ def reconcile_partitions(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
         aggregates_fixed=merged.aggregates_fixed,
         samples=merged.samples,
         repaired=repaired,
+        enforced=merged.enforced,
     ).dump()
 
 
@@ -205,6 +208,7 @@ def reconcile_report(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
             fixed=counts.fixed,
             aggregates_fixed=counts.aggregates_fixed,
             samples=list(counts.samples),
+            enforced=counts.enforced,
         )
         report.add(result)
         report.partitions_repaired += counts.repaired - (1 if result.changed else 0)

@@ -41,6 +41,7 @@ from video_index.core.errors import (
     PreconditionRequired,
     ServiceError,
 )
+from video_index.deletion import routes as deletion_routes
 from video_index.media import routes as media_routes
 from video_index.query import context, routes
 from video_index.query.context import error, responses
@@ -213,6 +214,7 @@ def _methods_of(path: str) -> frozenset[str]:
 app.include_router(routes.router)
 app.include_router(media_routes.router)
 app.include_router(annotation_routes.router)
+app.include_router(deletion_routes.router)
 
 
 @app.get(

@@ -16,6 +16,8 @@ from video_index.aws.store import build_store
 from video_index.core.contract import ENV_EXPORT_QUEUE_URL
 from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
+from video_index.deletion.jobs import DeletionJobs
+from video_index.deletion.service import build_deletion_jobs
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports
 from video_index.media.renditions import Renditions
@@ -32,6 +34,8 @@ class ApiServices:
     #: None when no annotations table is configured (``VIDEO_INDEX_ANNOTATIONS_TABLE``):
     #: the annotation routes answer 503 and segment entries carry no annotations.
     annotations: Annotations | None = None
+    #: Deletion requests and jobs (docs/deletion.md); None where the deployment has none.
+    deletions: DeletionJobs | None = None
 
 
 def build_api_services(
@@ -57,6 +61,7 @@ def build_api_services(
             max_bytes=settings.max_export_bytes,
         ),
         annotations=build_annotations(settings, clients, queries, clock),
+        deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
     )
 
 

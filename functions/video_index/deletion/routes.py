@@ -1,0 +1,152 @@
+"""The deletion routes of the HTTP API (docs/api.md, docs/deletion.md).
+
+* ``DELETE /devices/{device}/segments?from=&to=&kind=&erase=`` — records a deletion
+  request and queues its job: ``202`` with the job and ``Location: /deletions/{id}``.
+  A device without segments is an empty job, not an error.
+* ``GET /deletions/{deletion_id}`` — the job's progress.
+* ``DELETE /deletions/{deletion_id}`` — withdraws the request: a running job stops,
+  enforcement ends, nothing comes back by itself.
+
+Who asked: the authorizer's identity (JWT ``sub``, or the IAM principal); without
+an authorizer (``video-index local``) the ``X-User`` header, else ``local``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from video_index.core.errors import ConfigurationError
+from video_index.core.timeunits import iso_ms
+from video_index.deletion.jobs import DeletionJobs
+from video_index.deletion.model import (
+    DELETION_ID_PATTERN,
+    MAX_DELETION_WINDOW_MS,
+    DeletionRequest,
+    DeletionState,
+    check_kind,
+)
+from video_index.query import params
+from video_index.query.context import responses, services
+
+#: Longest accepted ``X-User`` header (locally only).
+MAX_USER_LENGTH: Final = 128
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+class DeletionOut(BaseModel):
+    """A deletion request and its job (``GET /deletions/{deletion_id}``)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    deletion_id: str
+    device: str
+    from_: str = Field(alias="from")
+    to: str
+    kind: str | None
+    erase: bool
+    state: DeletionState
+    deleted: int
+    remaining: int | None
+    total: int | None
+    versions_deleted: int
+    created_by: str
+    created_at: str
+    updated_at: str
+    error: str | None = None
+    withdrawn_by: str | None = None
+    withdrawn_at: str | None = None
+
+
+def deletion_out(request: DeletionRequest) -> DeletionOut:
+    return DeletionOut(
+        deletion_id=request.deletion_id,
+        device=request.device,
+        from_=iso_ms(request.from_ms),
+        to=iso_ms(request.to_ms),
+        kind=request.kind,
+        erase=request.erase,
+        state=request.state,
+        deleted=request.deleted,
+        remaining=request.remaining,
+        total=request.total,
+        versions_deleted=request.versions_deleted,
+        created_by=request.created_by,
+        created_at=request.created_at,
+        updated_at=request.updated_at,
+        error=request.error,
+        withdrawn_by=request.withdrawn_by,
+        withdrawn_at=request.withdrawn_at,
+    )
+
+
+def _jobs() -> DeletionJobs:
+    jobs = services().deletions
+    if jobs is None:
+        raise ConfigurationError("deletion requests are not configured")
+    return jobs
+
+
+def who() -> str:
+    """The caller's identity, as the authorizer names it (locally ``X-User``)."""
+    event = router.current_event
+    context: dict[str, Any] = event.get("requestContext") or {}
+    authorizer: dict[str, Any] = context.get("authorizer") or {}
+    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    if claims.get("sub"):
+        return f"jwt:{claims['sub']}"
+    iam = authorizer.get("iam") or {}
+    if iam.get("userArn"):
+        return str(iam["userArn"])
+    user = (event.headers or {}).get("x-user", "").strip()
+    return user[:MAX_USER_LENGTH] if user else "local"
+
+
+Device = Annotated[str, Path(max_length=64)]
+DeletionId = Annotated[str, Path(pattern=DELETION_ID_PATTERN)]
+Erase = Annotated[bool, Query()]
+
+
+@router.delete(
+    "/devices/<device>/segments",
+    responses=responses(
+        success=202,
+        ok={
+            "description": "The deletion request is recorded and its job queued",
+            "headers": {"Location": {"schema": {"type": "string"}}},
+        },
+    ),
+)
+def delete_segments(
+    device: Device,
+    from_: params.FromTime = None,
+    to: params.Time = None,
+    kind: params.KindText = None,
+    erase: Erase = False,
+) -> Response[Any]:
+    device = params.device(device)
+    start_ms, end_ms = params.window(from_, to, MAX_DELETION_WINDOW_MS)
+    request = _jobs().create(
+        device, start_ms, end_ms, kind=check_kind(kind), erase=erase, created_by=who()
+    )
+    return Response(
+        status_code=202,
+        content_type="application/json",
+        body=deletion_out(request).model_dump(mode="json", by_alias=True),
+        headers={"Location": f"/deletions/{request.deletion_id}"},
+    )
+
+
+@router.get("/deletions/<deletion_id>", responses=responses(404))
+def get_deletion(deletion_id: DeletionId) -> DeletionOut:
+    return deletion_out(_jobs().get(deletion_id))
+
+
+@router.delete("/deletions/<deletion_id>", responses=responses(404))
+def withdraw_deletion(deletion_id: DeletionId) -> DeletionOut:
+    return deletion_out(_jobs().withdraw(deletion_id, who()))

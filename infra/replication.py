@@ -1,0 +1,138 @@
+"""The replica (docs/deletion.md): S3 replication of ``v1/`` to a bucket of its own.
+
+Versioning keeps a deleted object recoverable for the undelete window; it does not
+help when the bucket itself is lost or emptied. With ``replication`` on, every new
+object and every delete marker under ``v1/`` is replicated to the replica bucket
+(versioned, private, retained, with the same retention per kind and the same
+undelete window), from which ``video-index restore`` copies back what is missing.
+Replication copies new writes only: objects that existed before it was turned on are
+not in the replica (S3 Batch Replication copies them, once).
+
+``replication = paused`` keeps the replica and the role but disables the rule: the
+restore order recreates the bucket with the rule paused, so the objects copied back
+are not replicated into the replica again as new versions, then resumes it.
+
+The replication role may read the source's versions for replication under ``v1/``
+and replicate (objects, delete markers, tags) into the replica under ``v1/``; nothing
+else.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.nag import segment_objects_acknowledgment
+from infra.settings import REPLICATION_ON, StackSettings
+from infra.storage import SegmentStorage, _private_bucket
+from video_index.core.contract import INDEXED_PREFIX
+
+#: Id of the replication rule on the segment bucket.
+RULE_ID = "replicate-v1"
+
+
+class SegmentReplica(Construct):
+    """The replica bucket, the replication role, and the rule on the segment bucket."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: StackSettings,
+        storage: SegmentStorage,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        source = storage.bucket
+        self.bucket = _private_bucket(
+            self,
+            "Bucket",
+            bucket_name=settings.replica_bucket_name,
+            versioned=True,
+            lifecycle_rules=self._lifecycle_rules(settings),
+            server_access_logs_bucket=storage.access_log_bucket,
+            server_access_logs_prefix="replica/",
+            # The copy of the source of truth: never deleted with the stack.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("s3.amazonaws.com"),
+            description="video-index replication: segment bucket v1/ -> replica bucket",
+        )
+        for statement in (
+            iam.PolicyStatement(
+                sid="ReadReplicationConfiguration",
+                actions=["s3:GetReplicationConfiguration", "s3:ListBucket"],
+                resources=[source.bucket_arn],
+            ),
+            iam.PolicyStatement(
+                sid="ReadSourceVersions",
+                actions=[
+                    "s3:GetObjectVersionForReplication",
+                    "s3:GetObjectVersionAcl",
+                    "s3:GetObjectVersionTagging",
+                ],
+                resources=[source.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+            iam.PolicyStatement(
+                sid="ReplicateIntoReplica",
+                actions=["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
+                resources=[self.bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+        ):
+            self.role.add_to_principal_policy(statement)
+        Validations.of(self.role).acknowledge(
+            segment_objects_acknowledgment(
+                source, "Only the three s3:GetObjectVersion*ForReplication reads S3 needs."
+            ),
+            segment_objects_acknowledgment(
+                self.bucket, "Only s3:Replicate* into the replica's indexed tree."
+            ),
+        )
+        cfn = source.node.default_child
+        assert isinstance(cfn, s3.CfnBucket)
+        cfn.replication_configuration = s3.CfnBucket.ReplicationConfigurationProperty(
+            role=self.role.role_arn,
+            rules=[
+                s3.CfnBucket.ReplicationRuleProperty(
+                    id=RULE_ID,
+                    status="Enabled" if settings.replication == REPLICATION_ON else "Disabled",
+                    priority=1,
+                    filter=s3.CfnBucket.ReplicationRuleFilterProperty(prefix=INDEXED_PREFIX),
+                    # Deletes (delete markers) reach the replica; version deletes never do.
+                    delete_marker_replication=s3.CfnBucket.DeleteMarkerReplicationProperty(
+                        status="Enabled"
+                    ),
+                    destination=s3.CfnBucket.ReplicationDestinationProperty(
+                        bucket=self.bucket.bucket_arn
+                    ),
+                )
+            ],
+        )
+
+    @staticmethod
+    def _lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
+        """The source's retention per kind and undelete window: the replica keeps no
+        video longer than the bucket it copies (lifecycle actions are not replicated)."""
+        rules = [
+            s3.LifecycleRule(
+                id=f"expire-{kind}",
+                prefix=f"{INDEXED_PREFIX}{kind}/",
+                expiration=Duration.days(days),
+            )
+            for kind, days in settings.retention_days.items()
+        ]
+        rules.append(
+            s3.LifecycleRule(
+                id="undelete-window",
+                noncurrent_version_expiration=Duration.days(
+                    settings.noncurrent_version_expiry_days
+                ),
+                expired_object_delete_marker=True,
+            )
+        )
+        return rules
