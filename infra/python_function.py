@@ -16,6 +16,9 @@ construct (``VideoIndex/Ingest/Role``, ``VideoIndex/Api/Function``, ...).
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +95,7 @@ def python_function(
     acknowledgments: Sequence[Acknowledgment] = (),
     role_description: str | None = None,
     ephemeral_storage: Size | None = None,
+    extra_files: Mapping[str, Path] | None = None,
 ) -> PythonFunction:
     """Add a video-index Python Lambda, its log group and its execution role to ``scope``.
 
@@ -106,6 +110,9 @@ def python_function(
 
     No AWSLambdaBasicExecutionRole: it allows any log group, while this role may only
     write to the function's own.
+
+    ``extra_files`` (path inside the asset → file) adds files that are not in the
+    repository to this function's asset alone, e.g. the viewer's hls.js from npm.
     """
     reserved = {ENV_POWERTOOLS_SERVICE_NAME, ENV_POWERTOOLS_METRICS_NAMESPACE} & set(environment)
     if reserved:
@@ -140,7 +147,7 @@ def python_function(
         runtime=lambda_.Runtime.PYTHON_3_13,
         architecture=lambda_.Architecture.ARM_64,
         handler=handler,
-        code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES),
+        code=_code(extra_files or {}),
         layers=[powertools],
         tracing=lambda_.Tracing.ACTIVE,
         timeout=timeout,
@@ -156,6 +163,27 @@ def python_function(
     )
     Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
     return PythonFunction(log_group=log_group, role=role, function=function)
+
+
+def _code(extra_files: Mapping[str, Path]) -> lambda_.Code:
+    """The ``functions/`` tree as the asset; with ``extra_files``, a copy of it that also
+    holds them (staged in a temporary folder, which the synthesis copies into the cloud
+    assembly; removed when the process ends)."""
+    if not extra_files:
+        return lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=ASSET_EXCLUDES)
+    staged = Path(tempfile.mkdtemp(prefix="video-index-asset-"))
+    atexit.register(shutil.rmtree, staged, ignore_errors=True)
+    shutil.copytree(
+        FUNCTIONS_DIR,
+        staged,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".*_cache"),
+    )
+    for target, source in extra_files.items():
+        destination = staged / target
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+    return lambda_.Code.from_asset(str(staged), exclude=ASSET_EXCLUDES)
 
 
 def segment_read_statements(

@@ -38,6 +38,7 @@ from video_index.core.errors import (
 from video_index.media import routes as media_routes
 from video_index.query import context, routes
 from video_index.query.context import error, responses
+from video_index.viewer import routes as viewer_routes
 
 logger = Logger(child=True)
 
@@ -166,6 +167,7 @@ def _methods_of(path: str) -> frozenset[str]:
 
 app.include_router(routes.router)
 app.include_router(media_routes.router)
+app.include_router(viewer_routes.router)
 
 
 @app.get(
