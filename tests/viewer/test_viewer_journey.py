@@ -36,7 +36,6 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response
 
-from tests.support.browser import chromium
 from tests.support.local_stack import RunningStack, iso
 from video_index.local.demo import camera_day, content
 from video_index.upload import upload_segment
@@ -112,12 +111,6 @@ def demo(local_stack: RunningStack) -> Iterator[RunningStack]:
             assert time.monotonic() < deadline, f"{device} never indexed: {body}"
             time.sleep(0.2)
     yield local_stack
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 # --- reading the page ---------------------------------------------------------------------------
@@ -390,14 +383,15 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
     phone.goto(viewer)
     phone.wait_for_selector("body[data-ready=true]")
     token = fake_jwt("bob")
-    sign_in(phone, name="bob", token=token)
+    with phone.expect_response(lambda r: "/devices?" in r.url):  # the list, with the token
+        sign_in(phone, name="bob", token=token)
     link = urlencode({"device": DEVICE, "date": DST_DAY, "tz": DST_ZONE, "t": iso(paused)})
     phone.goto(f"{viewer}?{link}")
     phone.wait_for_selector("body[data-ready=true]")
     # Then the deep link shows the day in Berlin, plays the moment, lists the annotation
     phone.wait_for_function(
-        "t => (document.querySelector('[data-testid=clock]').dataset.time || '') >= t",
-        arg=iso(paused),
+        "t => (document.querySelector('[data-testid=clock]').dataset.time || '') > t",
+        arg=iso(paused + timedelta(seconds=1)),
     )
     phone.locator("[data-testid=annotation]", has_text="Delivery van").wait_for()
     # And every API request carried the token, media included (redirects to the bucket too)
