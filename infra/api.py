@@ -39,6 +39,7 @@ from video_index.core.contract import (
     CORS_ALLOWED_METHODS,
     CORS_EXPOSED_HEADERS,
     CORS_MAX_AGE_SECONDS,
+    ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
@@ -92,8 +93,19 @@ VIEWER_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
     ),
 )
 
-#: Read-model reads of every route: one item by key, or a key-range query.
-READ_MODEL_READ_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
+#: Read-model reads of every route: one item by key, a key-range query, or (whether the
+#: segments of a page of annotations still exist) up to 100 items by key.
+READ_MODEL_READ_ACTIONS: Final = ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"]
+#: Annotations (docs/annotations.md): Query reads versions and windows; a change is one
+#: transaction of a conditional put of the new version (PutItem), puts and deletes of
+#: the window copies (PutItem, DeleteItem) and a condition check. Nothing else: no
+#: UpdateItem, no Scan, no batch writes. Versions are never deleted by any code path.
+ANNOTATIONS_ACTIONS: Final = [
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+]
 #: Read repair: ``GET .../segments/{id}`` finds the object gone and corrects that one key
 #: through the ingest code path (an optimistic put/update, a transaction with a
 #: condition check on the same table). No DeleteItem: a removal is written as a tombstone.
@@ -132,12 +144,17 @@ class QueryApi(Construct):
         settings: StackSettings,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
+        annotations_table: dynamodb.ITable,
         export_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self.viewer_enabled = settings.viewer_enabled
         lambda_function = self._function(
-            settings=settings, bucket=bucket, table=table, export_queue=export_queue
+            settings=settings,
+            bucket=bucket,
+            table=table,
+            annotations_table=annotations_table,
+            export_queue=export_queue,
         )
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
@@ -212,6 +229,7 @@ class QueryApi(Construct):
         settings: StackSettings,
         bucket: s3.IBucket,
         table: dynamodb.ITable,
+        annotations_table: dynamodb.ITable,
         export_queue: sqs.IQueue,
     ) -> PythonFunction:
         """The API Lambda; its role has only what the handler does."""
@@ -242,6 +260,12 @@ class QueryApi(Construct):
                 ["s3:GetObject", "s3:PutObject"],
                 [RENDITIONS_PREFIX, EXPORTS_PREFIX],
             ),
+            # The one function with access to the annotations table (primary data).
+            iam.PolicyStatement(
+                sid="ReadWriteAnnotations",
+                actions=list(ANNOTATIONS_ACTIONS),
+                resources=[annotations_table.table_arn],
+            ),
             iam.PolicyStatement(
                 sid="QueueExports",
                 actions=["sqs:SendMessage"],
@@ -265,12 +289,16 @@ class QueryApi(Construct):
             handler=API_HANDLER,
             service_name=API_SERVICE_NAME,
             description="video-index API: read model and segments over HTTP",
-            role_description="video-index API: reads the read model and segments, repairs one key",
+            role_description=(
+                "video-index API: reads the read model and segments, repairs one key, "
+                "reads and writes annotations"
+            ),
             timeout=Duration.seconds(settings.api_timeout_seconds),
             memory_size=settings.api_memory_mb,
             environment={
                 ENV_BUCKET: bucket.bucket_name,
                 ENV_TABLE: table.table_name,
+                ENV_ANNOTATIONS_TABLE: annotations_table.table_name,
                 ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
                 ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
                 ENV_PRESIGN_SECONDS: str(settings.presign_seconds),

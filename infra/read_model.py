@@ -28,7 +28,7 @@ _ATTRIBUTE_TYPES: Final[dict[str, dynamodb.AttributeType]] = {
     "N": dynamodb.AttributeType.NUMBER,
     "B": dynamodb.AttributeType.BINARY,
 }
-_BILLING_MODES: Final[dict[str, dynamodb.BillingMode]] = {
+BILLING_MODES: Final[dict[str, dynamodb.BillingMode]] = {
     "PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST,
     "PROVISIONED": dynamodb.BillingMode.PROVISIONED,
 }
@@ -39,7 +39,7 @@ _PROJECTION_TYPES: Final[dict[str, dynamodb.ProjectionType]] = {
 }
 
 
-def _attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
+def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
     """The CDK key attribute for ``name`` with the type the shared definition gives it."""
     types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
     return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[types[name]])
@@ -65,9 +65,9 @@ class ReadModelTable(Construct):
         self.table = dynamodb.Table(
             self,
             "Table",
-            partition_key=_attribute(definition, PARTITION_KEY),
-            sort_key=_attribute(definition, SORT_KEY),
-            billing_mode=_BILLING_MODES[definition["BillingMode"]],
+            partition_key=key_attribute(definition, PARTITION_KEY),
+            sort_key=key_attribute(definition, SORT_KEY),
+            billing_mode=BILLING_MODES[definition["BillingMode"]],
             time_to_live_attribute=TTL_ATTRIBUTE,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -93,8 +93,8 @@ class ReadModelTable(Construct):
         projection = index["Projection"]
         self.table.add_global_secondary_index(
             index_name=index["IndexName"],
-            partition_key=_attribute(definition, keys["HASH"]),
-            sort_key=_attribute(definition, keys["RANGE"]) if "RANGE" in keys else None,
+            partition_key=key_attribute(definition, keys["HASH"]),
+            sort_key=key_attribute(definition, keys["RANGE"]) if "RANGE" in keys else None,
             projection_type=_PROJECTION_TYPES[projection["ProjectionType"]],
             non_key_attributes=projection.get("NonKeyAttributes"),
         )

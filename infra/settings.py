@@ -106,6 +106,7 @@ _BUCKET_NAME_RE: Final = re.compile(r"^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61
 _EMAIL_RE: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STACK_NAME_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
 _ORIGIN_RE: Final = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
+_TABLE_NAME_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
 
 class SettingsError(ValueError):
@@ -199,6 +200,9 @@ class StackSettings:
     #: Reconcile/rebuild Lambda timeout and memory (1769 MB is one full vCPU).
     reconcile_timeout_seconds: int = 900
     reconcile_memory_mb: int = 1769
+    #: An existing annotations table to use instead of the stack's own, e.g. one restored
+    #: from a point-in-time backup (docs/annotations.md); ``None``: the stack's table.
+    annotations_table_name: str | None = None
 
     def __post_init__(self) -> None:
         self._validate()
@@ -309,6 +313,14 @@ class StackSettings:
         _check_range("powertools_layer_version", self.powertools_layer_version, 1)
         self._validate_api()
         self._validate_reconcile()
+        if self.annotations_table_name is not None and not _TABLE_NAME_RE.fullmatch(
+            self.annotations_table_name
+        ):
+            _fail(
+                "annotations_table_name",
+                f"{self.annotations_table_name!r} is not a DynamoDB table name "
+                "(3-255 characters of A-Z a-z 0-9 _ . -)",
+            )
 
     def _validate_api(self) -> None:
         if self.api_auth not in API_AUTH_MODES:

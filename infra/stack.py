@@ -11,6 +11,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
 from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
@@ -37,6 +38,7 @@ class VideoIndexStack(Stack):
         self.settings = settings
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
+        self.annotations = AnnotationsTable(self, "Annotations", settings=settings)
         self.ingest = IngestPipeline(
             self,
             "Ingest",
@@ -53,6 +55,7 @@ class VideoIndexStack(Stack):
             settings=settings,
             bucket=self.storage.bucket,
             table=self.read_model.table,
+            annotations_table=self.annotations.table,
             export_queue=self.exports.queue,
         )
         # Players follow the API's media redirects to presigned URLs. A page served from
@@ -93,6 +96,12 @@ class VideoIndexStack(Stack):
                 description="The viewer (docs/viewer.md)",
                 value=self.api.viewer_url,
             )
+        self.annotations_table_output = CfnOutput(
+            self,
+            "AnnotationsTableName",
+            description="Annotations table (primary data: PITR, deletion protection, retained)",
+            value=self.annotations.table.table_name,
+        )
         self.reconcile_state_machine_output = CfnOutput(
             self,
             "ReconcileStateMachineArn",

@@ -42,6 +42,9 @@ JWT_CONTEXT: Mapping[str, str] = {
 DOCUMENTED_PATHS = [
     "/devices",
     "/devices/{device}",
+    "/devices/{device}/annotations",
+    "/devices/{device}/annotations/{annotation_id}",
+    "/devices/{device}/annotations/{annotation_id}/history",
     "/devices/{device}/calendar",
     "/devices/{device}/exports",
     "/devices/{device}/media/{file}",
@@ -69,12 +72,14 @@ def _api_only(context: Mapping[str, Any]) -> tuple[Synth, QueryApi]:
     bucket = s3.Bucket(stack, "Bucket")
     key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
     table = dynamodb.Table(stack, "Table", partition_key=key)
+    annotations = dynamodb.Table(stack, "Annotations", partition_key=key)
     api = QueryApi(
         stack,
         "Api",
         settings=StackSettings.from_context(app),
         bucket=bucket,
         table=table,
+        annotations_table=annotations,
         export_queue=sqs.Queue(stack, "Exports", enforce_ssl=True),
     )
     return Synth(app=app, stack=stack, template=Template.from_stack(stack)), api
@@ -398,6 +403,7 @@ def test_api_function_environment(synth: Synth) -> None:
     assert env == {
         "VIDEO_INDEX_BUCKET": synth.ref(stack.storage.bucket),
         "VIDEO_INDEX_TABLE": synth.ref(stack.read_model.table),
+        "VIDEO_INDEX_ANNOTATIONS_TABLE": synth.ref(stack.annotations.table),
         "VIDEO_INDEX_GAP_TOLERANCE_MS": "1000",
         "VIDEO_INDEX_TOMBSTONE_DAYS": "35",
         "VIDEO_INDEX_PRESIGN_SECONDS": "900",
@@ -407,8 +413,6 @@ def test_api_function_environment(synth: Synth) -> None:
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
-    # And no annotations table yet (the variable comes with the table)
-    assert "VIDEO_INDEX_ANNOTATIONS_TABLE" not in env
 
 
 def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> None:
@@ -439,8 +443,13 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     by_sid = {s.get("Sid"): s for s in statements}
     table_arn = synth.arn(stack.read_model.table)
     bucket_arn = synth.arn(stack.storage.bucket)
-    # And the read model: GetItem and Query on the table
-    assert by_sid["ReadModelRead"]["Action"] == ["dynamodb:GetItem", "dynamodb:Query"]
+    # And the read model: GetItem, Query and BatchGetItem (is an annotated segment still
+    # there?) on the table
+    assert by_sid["ReadModelRead"]["Action"] == [
+        "dynamodb:BatchGetItem",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+    ]
     assert by_sid["ReadModelRead"]["Resource"] == table_arn
     # And Query on the by_id index only (found by the index ARN)
     assert by_sid["FindSegmentById"]["Action"] == "dynamodb:Query"
@@ -474,10 +483,22 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     (xray,) = [s for s in statements if "Sid" not in s]
     assert xray["Resource"] == "*"
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    assert len(statements) == 9
-    # And nothing anywhere in it deletes, scans or writes in batches
+    # And annotations: versions and window copies in one transaction, on that table only
+    annotations_arn = synth.arn(stack.annotations.table)
+    assert by_sid["ReadWriteAnnotations"]["Action"] == [
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+    ]
+    assert by_sid["ReadWriteAnnotations"]["Resource"] == annotations_arn
+    assert len(statements) == 10
+    # And nothing in it scans or writes in batches, and the only delete is of the
+    # annotations' window copies (never of the read model or of an object)
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert not {a for a in actions if a.split(":")[1].startswith(("Delete", "Scan", "Batch"))}
+    assert not {a for a in actions if a.split(":")[1].startswith(("Scan", "BatchWrite"))}
+    deleting = [s for s in statements if any(":Delete" in a for a in as_list(s["Action"]))]
+    assert deleting == [by_sid["ReadWriteAnnotations"]]
 
 
 # --- cdk-nag ----------------------------------------------------------------------------------

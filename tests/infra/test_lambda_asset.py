@@ -38,7 +38,7 @@ def test_the_asset_holds_the_handlers_and_not_the_developer_packages(staged: Pat
     # Then every handler module is there, with the packages they import
     for name in ("ingest", "api", "reconcile"):
         assert (package / "handlers" / f"{name}.py").is_file()
-    for folder in ("core", "aws", "ingest", "query", "ops"):
+    for folder in ("core", "aws", "ingest", "query", "ops", "media", "annotations"):
         assert (package / folder / "__init__.py").is_file(), folder
     # And the command line, the local stack and the uploader are not
     for folder in DEVELOPER_PACKAGES:

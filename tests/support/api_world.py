@@ -101,12 +101,18 @@ class ApiWorld:
         *,
         body: str | None = None,
         content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+        authorizer: dict[str, Any] | None = None,
     ) -> tuple[int, Any, dict[str, str]]:
-        """Any request, with a body; returns (status, decoded body, headers)."""
+        """Any request, with a body, headers and an authorizer context; returns (status,
+        decoded body, headers)."""
         event = ev.http_request(path, query, method)
         if body is not None:
             event["body"] = body
             event["headers"]["content-type"] = content_type
+        event["headers"].update({name.lower(): value for name, value in (headers or {}).items()})
+        if authorizer is not None:
+            event["requestContext"]["authorizer"] = authorizer
         response = api.app.resolve(event, None)  # type: ignore[arg-type]
         headers = response.get("headers") or {}
         body = response["body"]
@@ -115,10 +121,12 @@ class ApiWorld:
         return response["statusCode"], body, headers
 
 
-def make_world(dynamodb: Any, table: str, now: datetime = NOW) -> ApiWorld:
+def make_world(
+    dynamodb: Any, table: str, now: datetime = NOW, *, annotations_table: str | None = None
+) -> ApiWorld:
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
-    settings = Settings(bucket=ev.BUCKET, table=table)
+    settings = Settings(bucket=ev.BUCKET, table=table, annotations_table=annotations_table)
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))
     services = build_api_services(settings, clients, clock=now.timestamp)
     api.configure(lambda: services)

@@ -15,6 +15,24 @@ from video_index.local.dynamodb_local import DynamoDBLocal
 TableFactory = Callable[[], tuple[Any, str]]
 
 
+def engine_client(engine: str, request: pytest.FixtureRequest) -> Any:
+    """A DynamoDB client of ``engine`` (for moto: inside an active ``mock_aws``)."""
+    if engine == "dynamodb_local":
+        server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+        return boto3.client("dynamodb", endpoint_url=server.endpoint)
+    return boto3.client("dynamodb")
+
+
+def make_tables(engine: str, request: pytest.FixtureRequest) -> tuple[Any, str, str]:
+    """A fresh read-model table and a fresh annotations table on ``engine``:
+    (client, read-model table, annotations table)."""
+    client = engine_client(engine, request)
+    suffix = uuid.uuid4().hex[:12]
+    read_model, annotations = f"read-model-{suffix}", f"annotations-{suffix}"
+    create_tables(client, read_model, annotations)
+    return client, read_model, annotations
+
+
 def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFactory:
     """A function creating a fresh read-model table on ``engine``: (client, table name).
 

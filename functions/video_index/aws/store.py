@@ -46,6 +46,9 @@ from video_index.core.table_schema import ID_ATTRIBUTE, ID_INDEX
 
 __all__ = ["ConditionFailed", "ReadModelStore", "StoreError", "TransientStoreError"]
 
+#: Keys per BatchGetItem (DynamoDB's limit).
+_BATCH_GET_LIMIT = 100
+
 
 class ReadModelStore(DynamoTable):
     """Reads and writes segment, bucket, device and control items of one table."""
@@ -326,6 +329,39 @@ class ReadModelStore(DynamoTable):
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return self.get_item({"pk": pk, "sk": sk})
+
+    def present_segments(self, generation: int, segments: list[SegmentKey]) -> set[str]:
+        """The keys of ``segments`` whose segment item is present: one BatchGetItem per
+        100 segments (an annotation page's segments, docs/annotations.md)."""
+        wanted = {segment.key: self._segment_key(generation, segment) for segment in segments}
+        keys = [wire(key) for key in {(k["pk"], k["sk"]): k for k in wanted.values()}.values()]
+        present: set[tuple[str, str]] = set()
+        for first in range(0, len(keys), _BATCH_GET_LIMIT):
+            present |= self._present(keys[first : first + _BATCH_GET_LIMIT])
+        return {key for key, k in wanted.items() if (k["pk"], k["sk"]) in present}
+
+    def _present(self, keys: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        request = {
+            self.table: {
+                "Keys": keys,
+                "ProjectionExpression": "pk, sk, #present",
+                "ExpressionAttributeNames": {"#present": "present"},
+            }
+        }
+        for attempt in range(8):
+            response = self.call(
+                "batch_get_item", RequestItems=request, ReturnConsumedCapacity="TOTAL"
+            )
+            for item in response.get("Responses", {}).get(self.table, []):
+                values = plain(item)
+                if values.get("present"):
+                    found.add((values["pk"], values["sk"]))
+            request = response.get("UnprocessedKeys") or {}
+            if not request.get(self.table, {}).get("Keys"):
+                return found
+            time.sleep(min(2.0, 0.05 * 2**attempt))
+        raise TransientStoreError("segment reads left unprocessed; retry later")
 
     def scan_prefix(self, prefix: str) -> Iterator[dict[str, Any]]:
         """Every item whose ``pk`` starts with ``prefix`` (a whole generation): one

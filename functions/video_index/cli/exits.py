@@ -15,7 +15,13 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from video_index.core.errors import BadInput, ConfigurationError, ServiceError, VideoIndexError
+from video_index.core.errors import (
+    BadInput,
+    ConfigurationError,
+    PreconditionRequired,
+    ServiceError,
+    VideoIndexError,
+)
 
 EXIT_OK: Final = 0
 EXIT_PROBLEM: Final = 1
@@ -27,7 +33,7 @@ def exit_code_of(error: BaseException) -> int:
     """The exit code an error ends a command with."""
     from botocore.exceptions import BotoCoreError, ClientError  # not at import: CLI stays light
 
-    if isinstance(error, BadInput | ConfigurationError):
+    if isinstance(error, BadInput | ConfigurationError | PreconditionRequired):
         return EXIT_USAGE
     if isinstance(error, ServiceError | ClientError | BotoCoreError):
         return EXIT_UNAVAILABLE

@@ -5,7 +5,8 @@ Subcommands:
 * ``key check KEY [KEY...]`` — is each key valid, foreign or invalid (and why)?
 * ``key make --kind … --device … --start … --duration-ms … FILE`` — the key a
   camera must upload FILE under (docs/keys.md).
-* ``local``, ``status``, ``upload``, ``reconcile``, ``rebuild`` — registered by their
+* ``local``, ``status``, ``upload``, ``reconcile``, ``rebuild``, ``export``, ``annotate``
+  — registered by their
   modules in this package.
 
 Exit codes: 0 success, 1 the command ran and found a problem (a key that will
@@ -30,6 +31,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from video_index.cli import annotate as annotate_cli
 from video_index.cli import export as export_cli
 from video_index.cli import local as local_cli
 from video_index.cli import ops as ops_cli
@@ -226,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         status_cli.register,
         ops_cli.register,
         export_cli.register,
+        annotate_cli.register,
     ):
         register(commands)
     return parser

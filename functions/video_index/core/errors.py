@@ -9,7 +9,9 @@ same way, in one place each:
 |---|---|---|---|
 | :class:`BadInput` (names the parameter) | 400 | 2 | parked / ignored with the reason |
 | :class:`NotFound` | 404 | 1 | — |
-| :class:`Conflict` | 409 / 412 | 1 | — |
+| :class:`Conflict` | 409 | 1 | — |
+| :class:`PreconditionFailed` (a stale ``If-Match``) | 412 | 1 | — |
+| :class:`PreconditionRequired` (no ``If-Match``) | 428 | 2 | — |
 | :class:`ConfigurationError` | 503 | 2 | the invocation fails |
 | :class:`ServiceError` (AWS refused: permissions, missing resource) | 503 | 3 | retried, then DLQ |
 | :class:`TransientError` (throttling, 5xx, timeouts) | 503 | 3 | retried, then DLQ |
@@ -45,6 +47,14 @@ class NotFound(VideoIndexError, LookupError):
 
 class Conflict(VideoIndexError):
     """The request disagrees with the current state (a stale version, a running job)."""
+
+
+class PreconditionFailed(Conflict):
+    """The version the caller edited is not the current one (``If-Match`` is stale)."""
+
+
+class PreconditionRequired(VideoIndexError):
+    """A change that must name the version it was made from did not (no ``If-Match``)."""
 
 
 class ConfigurationError(VideoIndexError):

@@ -5,8 +5,11 @@ build it: ``rawPath`` / ``requestContext.http.path`` as sent (not decoded),
 ``rawQueryString`` as sent, ``queryStringParameters`` decoded with repeated names
 joined by commas, header names lower-cased with repeated headers joined by
 commas, the ``Cookie`` header moved to ``cookies``, the body base64-encoded
-unless it is UTF-8 text. The handler's response (``statusCode``, ``headers``,
-``multiValueHeaders``, ``cookies``, ``body``, ``isBase64Encoded``) is written
+unless it is UTF-8 text. There is no authorizer: the server stands in for one, naming
+the caller by the ``X-User`` header or ``local``
+(:func:`video_index.annotations.identity.local_authorizer`). The handler's response
+(``statusCode``, ``headers``, ``multiValueHeaders``, ``cookies``, ``body``,
+``isBase64Encoded``) is written
 back; a handler error is answered ``500 {"message": "Internal Server Error"}``
 like API Gateway does.
 """
@@ -28,6 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from video_index.annotations.identity import local_authorizer
 from video_index.core.contract import (
     CORS_ALLOWED_HEADERS,
     CORS_ALLOWED_METHODS,
@@ -103,6 +107,7 @@ def build_event(
                 "userAgent": merged.get("user-agent", ""),
             },
             "requestId": request_id,
+            "authorizer": local_authorizer(merged),
             "routeKey": "$default",
             "stage": "$default",
             "time": (f"{moment:%d}/{_MONTHS[moment.month - 1]}/{moment:%Y:%H:%M:%S} +0000"),

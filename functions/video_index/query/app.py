@@ -8,6 +8,9 @@ all of them (docs/api.md):
 * :class:`~video_index.core.errors.NotFound` and an unknown path → 404,
 * a method the path does not have → 405 with ``Allow``,
 * :class:`~video_index.core.errors.Conflict` → 409,
+* :class:`~video_index.core.errors.PreconditionFailed` (a stale ``If-Match``) → 412,
+* :class:`~video_index.core.errors.PreconditionRequired` (no ``If-Match``) → 428,
+* a body larger than :data:`MAX_BODY_BYTES` → 413, one that is not JSON → 415 or 400,
 * :class:`~video_index.core.errors.ServiceError` (DynamoDB or S3 failing) and a
   missing setting → 503.
 
@@ -28,11 +31,14 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+from video_index.annotations import routes as annotation_routes
 from video_index.core.errors import (
     BadInput,
     ConfigurationError,
     Conflict,
     NotFound,
+    PreconditionFailed,
+    PreconditionRequired,
     ServiceError,
 )
 from video_index.media import routes as media_routes
@@ -44,6 +50,9 @@ logger = Logger(child=True)
 
 TITLE: Final = "video-index"
 _METHODS: Final = ("get", "put", "post", "delete", "patch")
+#: The largest body read (413 above it). Every valid body of the API is far smaller: an
+#: annotation of 4,000 characters, each escaped as a surrogate pair, is about 48 KB.
+MAX_BODY_BYTES: Final = 64 * 1024
 
 
 class _Resolver(APIGatewayHttpResolver):
@@ -64,19 +73,31 @@ class _Resolver(APIGatewayHttpResolver):
 
 
 def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
-    """415 for a body declared as anything but JSON, 400 for one that is not UTF-8."""
+    """413 for a body over :data:`MAX_BODY_BYTES`, 415 for a body declared as anything but
+    JSON, 400 for one that is not UTF-8 or not JSON (nested too deeply included, which
+    would otherwise end in a RecursionError inside the parser)."""
     body = event.get("body")
     if not body:
         return None
     headers = event.get("headers") or {}
     declared = str(headers.get("content-type", "")).split(";", 1)[0].strip().lower()
+    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(str(body).encode())
+    if size > MAX_BODY_BYTES:
+        return error(413, f"the body is larger than {MAX_BODY_BYTES // 1024} KiB", "body")
     if declared and declared != "application/json":
         return error(415, f"the body must be application/json, not {declared!r}", "Content-Type")
+    text = str(body)
     if event.get("isBase64Encoded"):
         try:
-            base64.b64decode(body).decode()
+            text = base64.b64decode(body).decode()
         except (ValueError, UnicodeDecodeError):
             return error(400, "the body is not UTF-8 text (JSON is)", "body")
+    try:
+        json.loads(text)
+    except RecursionError:
+        return error(400, "the body nests JSON too deeply", "body")
+    except ValueError as exc:
+        return error(400, f"the body is not JSON: {exc}", "body")
     return None
 
 
@@ -93,9 +114,31 @@ def _bad_input(exc: BadInput) -> Response[Any]:
 @app.exception_handler(RequestValidationError)
 def _validation_error(exc: RequestValidationError) -> Response[Any]:
     first = exc.errors()[0] if exc.errors() else {}
-    location = [str(part) for part in first.get("loc", ())]
-    parameter = location[-1] if location else None
-    return error(400, str(first.get("msg", "invalid request")), parameter)
+    return error(400, str(first.get("msg", "invalid request")), _parameter(first.get("loc", ())))
+
+
+def _parameter(location: Any) -> str | None:
+    """The parameter a validation error is about: a query, path or header parameter by
+    its name, a body field by its path (``target.from``, ``tags[3]``)."""
+    parts = list(location)
+    if not parts:
+        return None
+    if parts[0] != "body" or len(parts) == 1:
+        return str(parts[-1])
+    path = ""
+    for part in parts[1:]:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+@app.exception_handler(PreconditionFailed)
+def _precondition_failed(exc: PreconditionFailed) -> Response[Any]:
+    return error(412, str(exc), "If-Match")
+
+
+@app.exception_handler(PreconditionRequired)
+def _precondition_required(exc: PreconditionRequired) -> Response[Any]:
+    return error(428, str(exc), "If-Match")
 
 
 @app.exception_handler(NotFound)
@@ -168,6 +211,7 @@ def _methods_of(path: str) -> frozenset[str]:
 app.include_router(routes.router)
 app.include_router(media_routes.router)
 app.include_router(viewer_routes.router)
+app.include_router(annotation_routes.router)
 
 
 @app.get(

@@ -23,8 +23,11 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     404: "No such device, segment or route",
     405: "The path does not have this method",
     409: "The request conflicts with the current state",
+    412: "`If-Match` names a version that is not the current one: read it again",
+    413: "The body is larger than 64 KiB",
     414: "The request line is too long (more than 64 KiB)",
     415: "The body is not `application/json`",
+    428: "`If-Match` is missing: send the ETag of the version you edited",
     503: "The read model or the segment store is unavailable: retry later",
 }
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from video_index.annotations.shapes import AnnotationOut
+
 
 class SegmentOut(BaseModel):
     key: str
@@ -21,6 +23,9 @@ class SegmentOut(BaseModel):
     #: Video only: whether a player can play it (a file that is not what its extension
     #: says is indexed, because it exists, but never listed in a playlist).
     playable: bool | None = None
+    #: The annotations that target this segment or a range intersecting it (the list and
+    #: the single segment route; None where not joined or annotations are off).
+    annotations: list[AnnotationOut] | None = None
 
 
 class SegmentPage(BaseModel):

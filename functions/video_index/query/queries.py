@@ -23,6 +23,7 @@ from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import (
     MAX_DURATION_MS,
     InvalidKeyError,
+    SegmentKey,
     ValidKey,
     classify_key,
     format_start,
@@ -321,6 +322,11 @@ class Queries:
             if item and item.get("present"):
                 return Entry.of_item(device, pk.rsplit("#", 1)[1], item)
         return None
+
+    def present_keys(self, segments: list[SegmentKey]) -> set[str]:
+        """The keys of ``segments`` whose segment the serving generation holds: one
+        BatchGetItem per 100."""
+        return self._store.present_segments(self.generation(), segments)
 
     def segment(self, device: str, segment_id: str) -> Entry:
         """The device's segment with this id, checked against S3 (one HEAD).

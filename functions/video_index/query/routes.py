@@ -12,6 +12,8 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from video_index.annotations.model import Annotation
+from video_index.annotations.shapes import annotation_out
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS
 from video_index.core.timeunits import iso_ms
@@ -38,7 +40,9 @@ OVERLAY_KINDS: Final = ("sensor", "analysis")
 router = Router()  # type: ignore[no-untyped-call]
 
 
-def _segment_out(entry: Entry, url: str | None = None) -> SegmentOut:
+def _segment_out(
+    entry: Entry, url: str | None = None, annotations: list[Annotation] | None = None
+) -> SegmentOut:
     return SegmentOut(
         key=entry.key,
         kind=entry.kind,
@@ -52,7 +56,15 @@ def _segment_out(entry: Entry, url: str | None = None) -> SegmentOut:
         url=url,
         container=entry.container,
         playable=entry.playable if entry.kind == "video" else None,
+        annotations=[annotation_out(a) for a in annotations] if annotations is not None else None,
     )
+
+
+def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | None:
+    """The annotations of each entry (by key): one Query for all of them (the join,
+    docs/annotations.md); None when annotations are off."""
+    annotations = services().annotations
+    return annotations.for_entries(device, entries) if annotations is not None else None
 
 
 def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
@@ -142,7 +154,14 @@ def list_segments(
     page = services().queries.segments_page(
         device, params.kinds(kind, KINDS), start_ms, end_ms, limit, cursor
     )
-    return SegmentPage(items=[_segment_out(e) for e in page.items], next_cursor=page.next_cursor)
+    joined = _joined(device, page.items)
+    return SegmentPage(
+        items=[
+            _segment_out(e, annotations=joined.get(e.key, []) if joined is not None else None)
+            for e in page.items
+        ],
+        next_cursor=page.next_cursor,
+    )
 
 
 @router.get("/devices/<device>/segments/<segment_id>", responses=responses(404))
@@ -151,7 +170,10 @@ def get_segment(device: str, segment_id: str) -> SegmentOut:
     segment_id = params.segment_id(segment_id)
     svc = services()
     entry = svc.queries.segment(device, segment_id)
-    return _segment_out(entry, svc.presign(entry.key))
+    joined = _joined(device, [entry])
+    return _segment_out(
+        entry, svc.presign(entry.key), joined.get(entry.key, []) if joined is not None else None
+    )
 
 
 @router.get(

@@ -6,6 +6,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from video_index.annotations.segments import ReadModelSegments
+from video_index.annotations.service import Annotations
+from video_index.aws.annotations import AnnotationStore
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
@@ -26,6 +29,9 @@ class ApiServices:
     presign: Callable[[str], str]
     renditions: Renditions
     exports: Exports
+    #: None when no annotations table is configured (``VIDEO_INDEX_ANNOTATIONS_TABLE``):
+    #: the annotation routes answer 503 and segment entries carry no annotations.
+    annotations: Annotations | None = None
 
 
 def build_api_services(
@@ -50,7 +56,18 @@ def build_api_services(
             enqueue=export_queue(settings, clients),
             max_bytes=settings.max_export_bytes,
         ),
+        annotations=build_annotations(settings, clients, queries, clock),
     )
+
+
+def build_annotations(
+    settings: Settings, clients: Clients, queries: Queries, clock: Callable[[], float] = time.time
+) -> Annotations | None:
+    """The annotations service over the annotations table, if one is configured."""
+    if not settings.annotations_table:
+        return None
+    store = AnnotationStore(clients.dynamodb, settings.annotations_table)
+    return Annotations(store, ReadModelSegments(queries), clock=clock)
 
 
 def export_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:

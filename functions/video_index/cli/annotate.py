@@ -1,0 +1,274 @@
+"""``video-index annotate add|list|export|import``: annotations from the command line.
+
+    video-index annotate add --device D (--segment ID | --from ISO --to ISO)
+        [--description TEXT] [--status pending|approved|rejected] [--tag T]... [--by NAME]
+    video-index annotate list --device D --from ISO --to ISO [--status S] [--tag T] [--json]
+    video-index annotate export [--device D] [--out FILE]
+    video-index annotate import FILE
+
+Each runs in this process with the API's own code (docs/annotations.md). ``export``
+writes JSON Lines, one current annotation per line (every device without
+``--device``); ``import`` reads them back, idempotently by annotation id: a line
+whose version the table holds already is ``unchanged``, one older than the table's
+is ``refused`` (never overwritten). Configuration from the environment
+(``VIDEO_INDEX_BUCKET``, ``VIDEO_INDEX_TABLE``, ``VIDEO_INDEX_ANNOTATIONS_TABLE`` and
+the standard boto3 variables) or, with ``--ready-file``, a running ``video-index local``.
+Exit codes (:mod:`video_index.cli.exits`): 0 done; 1 a line was refused or an id is
+unknown; 2 bad usage or a bad line (nothing imported); 3 AWS unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import getpass
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from video_index.cli.args import device_arg, start_arg
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+
+_STATUSES = ("pending", "approved", "rejected")
+
+
+def register(commands: Any) -> None:
+    annotate = commands.add_parser(
+        "annotate",
+        help="annotations: add, list, export to JSON Lines, import from JSON Lines",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = annotate.add_subparsers(dest="annotate_command", metavar="ACTION", required=True)
+
+    add = actions.add_parser("add", help="annotate a segment or a time range of a device")
+    add.add_argument("--device", required=True, type=device_arg)
+    target = add.add_mutually_exclusive_group(required=True)
+    target.add_argument("--segment", metavar="ID", help="the segment's id")
+    target.add_argument("--from", dest="start", type=start_arg, metavar="ISO")
+    add.add_argument("--to", dest="end", type=start_arg, metavar="ISO")
+    add.add_argument("--description", default="", help="at most 4,000 characters")
+    add.add_argument("--status", choices=_STATUSES, default="pending")
+    add.add_argument("--tag", action="append", default=[], help="[a-z0-9-]{1,32}; repeatable")
+    add.add_argument("--by", default=None, help="who annotates (default: your login name)")
+    add.add_argument("--json", action="store_true", help="print the annotation as JSON")
+    _target(add)
+    add.set_defaults(handler=lambda args, console, parser: _add(args, console, parser), parser=add)
+
+    listing = actions.add_parser("list", help="annotations intersecting a window, by start")
+    listing.add_argument("--device", required=True, type=device_arg)
+    listing.add_argument("--from", dest="start", required=True, type=start_arg, metavar="ISO")
+    listing.add_argument("--to", dest="end", required=True, type=start_arg, metavar="ISO")
+    listing.add_argument("--status", choices=_STATUSES)
+    listing.add_argument("--tag")
+    listing.add_argument("--json", action="store_true", help="print JSON Lines")
+    _target(listing)
+    listing.set_defaults(handler=lambda args, console, _: _list(args, console))
+
+    export = actions.add_parser("export", help="every current annotation as JSON Lines")
+    export.add_argument("--device", type=device_arg, help="only this device (default: all)")
+    export.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+    _target(export)
+    export.set_defaults(handler=lambda args, console, _: _export(args, console))
+
+    imported = actions.add_parser("import", help="JSON Lines back in, idempotently by id")
+    imported.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
+    imported.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    _target(imported)
+    imported.set_defaults(handler=lambda args, console, _: _import(args, console))
+
+
+def _target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ready-file", type=Path, help="use the stack a running `video-index local` describes"
+    )
+
+
+def _annotations(args: argparse.Namespace) -> Any:
+    """The annotations service, from a ready file or the environment (AWS imports here)."""
+    from video_index.aws.clients import Clients
+    from video_index.core.contract import ENV_ANNOTATIONS_TABLE, ENV_BUCKET, ENV_TABLE
+    from video_index.core.errors import ConfigurationError
+    from video_index.core.settings import Settings
+    from video_index.query.service import build_api_services
+
+    if args.ready_file is None:
+        settings = Settings.from_env(required=(ENV_BUCKET, ENV_TABLE, ENV_ANNOTATIONS_TABLE))
+        clients = Clients.default()
+    else:
+        from video_index.local.ready import ReadyStack
+
+        ready = ReadyStack.read(args.ready_file)
+        settings, clients = ready.settings(), ready.clients()
+    annotations = build_api_services(settings, clients).annotations
+    if annotations is None:
+        raise ConfigurationError(f"{ENV_ANNOTATIONS_TABLE} is not set")
+    return annotations
+
+
+def _ms(moment: datetime) -> int:
+    from video_index.core.timeunits import to_epoch_ms
+
+    return to_epoch_ms(moment)
+
+
+def _add(args: argparse.Namespace, console: Console, parser: argparse.ArgumentParser) -> int:
+    if args.segment is None and args.end is None:
+        parser.error("argument --to: required with --from")
+    if args.segment is not None and args.end is not None:
+        parser.error("argument --to: not allowed with --segment")
+
+    def run() -> int:
+        from video_index.annotations.model import AnnotationIn, TargetIn, draft_of
+        from video_index.annotations.shapes import annotation_out, as_json
+        from video_index.core.timeunits import iso_ms
+
+        target = (
+            TargetIn(segment=args.segment)
+            if args.segment is not None
+            else TargetIn.model_validate(
+                {"from": iso_ms(_ms(args.start)), "to": iso_ms(_ms(args.end))}
+            )
+        )
+        draft = draft_of(
+            AnnotationIn.model_validate(
+                {
+                    "target": target.model_dump(by_alias=True, exclude_none=True),
+                    "description": args.description,
+                    "status": args.status,
+                    "tags": args.tag,
+                }
+            )
+        )
+        created = _annotations(args).create(args.device, draft, args.by or getpass.getuser())
+        if args.json:
+            print(json.dumps(as_json(annotation_out(created)), ensure_ascii=False))
+        else:
+            console.print(Text(f"created {created.annotation_id} (version {created.version})"))
+        return EXIT_OK
+
+    return guarded(console, lambda: _validated(run))
+
+
+def _validated(action: Any) -> int:
+    """pydantic's refusals as the product's :class:`BadInput` (exit 2, naming the field)."""
+    from pydantic import ValidationError
+
+    from video_index.core.errors import BadInput
+
+    try:
+        result: int = action()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(".".join(str(p) for p in first["loc"]) or None, first["msg"]) from None
+    return result
+
+
+def _list(args: argparse.Namespace, console: Console) -> int:
+    def run() -> int:
+        from video_index.annotations.shapes import annotation_out, as_json
+
+        annotations = _annotations(args)
+        cursor: str | None = None
+        found = []
+        while True:
+            page = annotations.window(
+                args.device,
+                _ms(args.start),
+                _ms(args.end),
+                status=args.status,
+                tag=args.tag,
+                limit=100,
+                cursor=cursor,
+            )
+            found.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        if args.json:
+            for annotation in found:
+                print(json.dumps(as_json(annotation_out(annotation)), ensure_ascii=False))
+            return EXIT_OK
+        table = Table(title=f"Annotations of {args.device}", title_justify="left")
+        for column in ("start", "end", "target", "status", "tags", "description", "by", "v"):
+            table.add_column(column, overflow="fold")
+        for annotation in found:
+            out = annotation_out(annotation)
+            target = as_json(out.target)
+            table.add_row(
+                out.start,
+                out.end,
+                Text(f"segment {target['segment']}" if "segment" in target else "range"),
+                out.status,
+                Text(", ".join(out.tags)),
+                Text(out.description),
+                Text(out.updated_by),
+                str(out.version),
+            )
+        console.print(table)
+        return EXIT_OK
+
+    return guarded(console, run)
+
+
+def _export(args: argparse.Namespace, console: Console) -> int:
+    def run() -> int:
+        from video_index.annotations.transfer import export_lines
+
+        lines = export_lines(_annotations(args).export(args.device))
+        count = 0
+        if args.out is None:
+            for line in lines:
+                sys.stdout.write(line + "\n")
+                count += 1
+        else:
+            with args.out.open("w", encoding="utf-8") as out:
+                for line in lines:
+                    out.write(line + "\n")
+                    count += 1
+        Console(stderr=True).print(Text(f"exported {count} annotation(s)"))
+        return EXIT_OK
+
+    return guarded(console, run)
+
+
+def _import(args: argparse.Namespace, console: Console) -> int:
+    def run() -> int:
+        from video_index.annotations.transfer import import_annotations, read_lines
+        from video_index.core.errors import BadInput
+
+        annotations = _annotations(args)
+        try:
+            text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput("FILE", f"cannot read {args.file}: {exc}") from None
+        outcomes = import_annotations(
+            read_lines(text.splitlines(), annotations.segments), annotations
+        )
+        refused = [o for o in outcomes if o.outcome == "refused"]
+        if args.json:
+            print(json.dumps([dataclasses.asdict(o) for o in outcomes], indent=2))
+        else:
+            for outcome in outcomes:
+                style = "red" if outcome.outcome == "refused" else None
+                console.print(
+                    Text(
+                        f"line {outcome.line}: {outcome.annotation_id} {outcome.outcome} "
+                        f"({outcome.detail})",
+                        style=style or "",
+                    )
+                )
+            counts = {k: sum(o.outcome == k for o in outcomes) for k in _OUTCOMES}
+            console.print(Text(", ".join(f"{n} {k}" for k, n in counts.items())))
+        return EXIT_PROBLEM if refused else EXIT_OK
+
+    return guarded(console, run)
+
+
+_OUTCOMES = ("created", "updated", "unchanged", "refused")

@@ -1,0 +1,60 @@
+"""The annotations table: primary data, what people typed about footage (docs/annotations.md).
+
+Unlike the read model it cannot be rebuilt from anything, so it is protected
+three ways: point-in-time recovery (any second of the last 35 days can be
+restored to a new table), deletion protection (DeleteTable fails until it is
+turned off), and ``RETAIN`` (deleting the stack, or removing the table from it,
+leaves the table and its data in the account). Its shape comes from
+:func:`video_index.core.table_schema.annotations_table_definition`, like the
+tables `video-index local` and the tests create.
+
+With the setting ``annotations_table_name`` the stack uses an existing table
+instead (a table restored from a backup): it is then not the stack's to
+protect, and docs/annotations.md says how to turn both protections on for it.
+Only the API function gets access to it (``infra/api.py``).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from infra.read_model import BILLING_MODES, key_attribute
+from infra.settings import StackSettings
+from video_index.core.table_schema import (
+    PARTITION_KEY,
+    SORT_KEY,
+    annotations_table_definition,
+)
+
+
+class AnnotationsTable(Construct):
+    """The stack's annotations table (PITR, deletion protection, retained), or the
+    existing table ``annotations_table_name`` names."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: StackSettings) -> None:
+        super().__init__(scope, construct_id)
+        self.table: dynamodb.ITable
+        if settings.annotations_table_name is not None:
+            self.owned = False
+            self.table = dynamodb.Table.from_table_name(
+                self, "Table", settings.annotations_table_name
+            )
+            return
+        self.owned = True
+        definition = annotations_table_definition("unused")
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=key_attribute(definition, PARTITION_KEY),
+            sort_key=key_attribute(definition, SORT_KEY),
+            billing_mode=BILLING_MODES[definition["BillingMode"]],
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            deletion_protection=True,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # Primary data: never deleted with the stack (SPEC §1, docs/annotations.md).
+            removal_policy=RemovalPolicy.RETAIN,
+        )
