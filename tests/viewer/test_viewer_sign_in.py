@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -186,3 +188,86 @@ def test_a_pasted_token_is_sent_to_the_api_and_a_401_asks_to_sign_in(
     # Then the sign-in comes up, saying why
     page.wait_for_selector("[data-testid=sign-in-dialog][open]")
     assert "401" in page.inner_text("#sign-in-reason")
+
+
+def test_the_token_stays_behind_when_a_media_request_is_redirected_to_the_bucket(
+    browser: Browser,
+) -> None:
+    # Given an "API" that redirects media to a presigned URL on another origin (the bucket),
+    # and that "bucket", each recording the headers it receives
+    received: list[tuple[str, dict[str, str]]] = []
+
+    class Bucket(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append(("bucket", dict(self.headers)))
+            self.send_response(200)
+            self.send_header("access-control-allow-origin", self.headers.get("origin", "*"))
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def do_OPTIONS(self) -> None:
+            received.append(("bucket preflight", dict(self.headers)))
+            self.send_response(403)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    bucket = ThreadingHTTPServer(("127.0.0.1", 0), Bucket)
+
+    class Api(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if not self.path.startswith("/devices/"):  # the page (and its favicon)
+                body = b'<!doctype html><title>viewer</title><link rel="icon" href="data:,">'
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+            else:
+                received.append(("api", dict(self.headers)))
+                body = b""
+                self.send_response(302)
+                port = bucket.server_address[1]
+                self.send_header("location", f"http://localhost:{port}/v1/f.ts?X-Amz-Signature=s")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    for server in (bucket, api):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{api.server_address[1]}/viewer")
+        # When the page's player asks the API for a media file with the token and a range
+        status = page.evaluate(
+            """() => new Promise((resolve) => {
+              const xhr = new XMLHttpRequest();
+              xhr.open('GET', '/devices/cam/media/f.ts');
+              xhr.setRequestHeader('Authorization', 'Bearer the-token');
+              xhr.setRequestHeader('Range', 'bytes=0-1');
+              xhr.onload = () => resolve(xhr.status);
+              xhr.onerror = () => resolve('error');
+              xhr.send();
+            })"""
+        )
+    finally:
+        context.close()
+        for server in (bucket, api):
+            server.shutdown()
+            server.server_close()
+    # Then the API got the token; the bucket got the page's origin and the range, but not
+    # the token (the Fetch standard drops it on a cross-origin redirect), and no preflight:
+    # a presigned URL, which carries its own authorization, works (docs/viewer.md)
+    assert status == 200
+    (api_headers,) = [h for who, h in received if who == "api"]
+    assert api_headers["Authorization"] == "Bearer the-token"
+    assert [who for who, _ in received] == ["api", "bucket"]
+    bucket_headers = received[1][1]
+    assert "Authorization" not in bucket_headers
+    assert bucket_headers["Range"] == "bytes=0-1"
+    assert bucket_headers["Origin"] == f"http://127.0.0.1:{api.server_address[1]}"

@@ -45,13 +45,10 @@ def _bytes_answer(handler: Handler) -> Handler:
     return handler
 
 
-def _documented(what: str, content_type: str) -> dict[int, OpenAPIResponse]:
-    documented = responses(
-        404, ok={"description": what, "content": {content_type: {"schema": {"type": "string"}}}}
-    )
-    documented[304] = {
-        "description": "Not modified: the copy the browser has (its ETag) is current"
-    }
+def _documented(what: str, *content_types: str) -> dict[int, OpenAPIResponse]:
+    content: dict[str, Any] = {name: {"schema": {"type": "string"}} for name in content_types}
+    documented = responses(404, ok={"description": what, "content": content})
+    documented[304] = {"description": "Not modified: the browser's copy (its ETag) is current"}
     return documented
 
 
@@ -110,7 +107,10 @@ def get_viewer() -> Response[Any]:
 @router.get(
     "/viewer/<file>",
     responses=_documented(
-        "A file of the viewer (module, style sheet, hls.js, config.json)", "text/javascript"
+        "A file of the viewer (module, style sheet, hls.js, config.json)",
+        "text/javascript",
+        "text/css",
+        "application/json",
     ),
 )
 @_bytes_answer

@@ -62,7 +62,7 @@ const timeline = new Timeline($("#timeline"), {
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
-  onEnded: () => continueAfter(),
+  onEnded: (ms) => continueAfter(ms).catch((error) => report(error, "continuing")),
   onError: (message) => status(message, "error"),
   onLoaded: () => {},
 });
@@ -282,15 +282,19 @@ function startWindow(start, clickedAt = performance.now()) {
   writeAddress();
 }
 
-/** The window played to its end: go on with the next video, wherever it is. */
-async function continueAfter() {
+/** The window played to its end (`ms`: the last moment shown): go on with the next video
+ * after it, wherever it is. */
+async function continueAfter(ms) {
   const playing = state.playing;
   if (!playing) return;
+  // The window's last file may run past its end: go on after what was shown.
+  const from = Math.max(ms ?? playing.end, playing.end) + 1;
   const answer = await get(devicePath(playing.device, "/ranges"), {
-    from: iso(playing.end), to: iso(playing.end + 24 * 3_600_000),
+    from: iso(from), to: iso(from + 24 * 3_600_000),
   });
   if (state.playing !== playing) return;
-  const next = answer.ranges.map((r) => Math.max(parseIso(r.start), playing.end)).find((ms) => ms < parseIso(answer.to));
+  const until = parseIso(answer.to);
+  const next = answer.ranges.map((r) => Math.max(parseIso(r.start), from)).find((t) => t < until);
   if (next === undefined) {
     status("end of the recorded video");
     return;
@@ -302,6 +306,13 @@ function onMoment(ms) {
   if (ms === null) return;
   state.moment = ms;
   showClock(ms);
+  if (state.day && (ms >= state.day.end || ms < state.day.start) && !state.turning) {
+    // Playback crossed midnight (of the zone): the next day's timeline follows it.
+    state.turning = true;
+    openDay(localDate(ms, state.zone), { push: false })
+      .catch((error) => report(error, "opening the day"))
+      .finally(() => { state.turning = false; });
+  }
   timeline.setCursor(ms);
   annotations.mark(ms, player.segment);
   overlays.at(ms, state.zone).catch((error) => report(error, "loading sensor and analysis data"));
