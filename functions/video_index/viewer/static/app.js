@@ -64,7 +64,6 @@ const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
   onEnded: (ms) => continueAfter(ms).catch((error) => report(error, "continuing")),
   onError: (message) => status(message, "error"),
-  onLoaded: () => {},
 });
 const annotations = new Annotations({
   list: $("#annotations"),

@@ -16,7 +16,7 @@ export function segmentIdOf(uri) {
 export class Player {
   /**
    * @param {HTMLVideoElement} video
-   * @param {{onMoment: Function, onEnded: Function, onError: Function, onLoaded: Function}} handlers
+   * @param {{onMoment: Function, onEnded: Function, onError: Function}} handlers
    */
   constructor(video, handlers) {
     this.video = video;
@@ -60,9 +60,10 @@ export class Player {
     });
     this.hls = hls;
     let recovered = false;
+    let started = false;
     hls.on(Hls.Events.LEVEL_LOADED, (_event, data) => {
-      if (this.hls !== hls || hls.__started) return;
-      hls.__started = true;
+      if (this.hls !== hls || started) return;
+      started = true;
       const fragments = data.details.fragments;
       if (!fragments.length) {
         this.handlers.onError("no video in this window");
@@ -70,7 +71,6 @@ export class Player {
       }
       hls.startLoad(this.positionOf(fragments, startMs));
       this.start();
-      this.handlers.onLoaded(fragments.length);
     });
     hls.on(Hls.Events.FRAG_CHANGED, (_event, data) => {
       this.segment = segmentIdOf(data.frag.relurl || data.frag.url);
