@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
@@ -48,10 +48,14 @@ from video_index.core.contract import (
     ENV_PRESIGN_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
+    ENV_VIEWER_OIDC_CLIENT_ID,
+    ENV_VIEWER_OIDC_ISSUER,
     EXPORTS_PREFIX,
     RENDITIONS_PREFIX,
+    VIEWER_PATHS,
 )
 from video_index.core.table_schema import ID_INDEX
+from video_index.viewer.assets import VENDOR_ASSET_PATH, npm_hls_js
 
 
 def route_paths() -> list[str]:
@@ -64,7 +68,7 @@ def route_paths() -> list[str]:
     """
     from video_index.query.app import route_methods
 
-    return sorted(route_methods())
+    return sorted(path for path in route_methods() if path not in VIEWER_PATHS)
 
 
 #: Every method a route forwards to the function (``OPTIONS``: see :func:`route_paths`).
@@ -75,6 +79,18 @@ ROUTED_METHODS: Final = (
     apigwv2.HttpMethod.PUT,
     apigwv2.HttpMethod.PATCH,
     apigwv2.HttpMethod.DELETE,
+)
+
+#: The viewer's routes answer GET only: nothing else reaches the function unauthorized.
+VIEWER_METHODS: Final = (apigwv2.HttpMethod.GET,)
+#: Why the viewer's routes have no authorizer (cdk-nag AwsSolutions-APIG4).
+VIEWER_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
+    id="AwsSolutions-APIG4",
+    reason=(
+        "The viewer's page and its static files: a browser cannot attach a token to a "
+        "navigation, the files hold no data and no secret, and every data route stays "
+        "behind the JWT authorizer."
+    ),
 )
 
 #: Read-model reads of every route: one item by key, a key-range query, or (whether the
@@ -132,6 +148,7 @@ class QueryApi(Construct):
         export_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.viewer_enabled = settings.viewer_enabled
         lambda_function = self._function(
             settings=settings,
             bucket=bucket,
@@ -168,6 +185,8 @@ class QueryApi(Construct):
                 integration=integration,
                 authorizer=self.authorizer,
             )
+        if settings.viewer_enabled:
+            self._viewer_routes(integration)
         self.stage = self._configure_default_stage(settings)
 
     @property
@@ -175,6 +194,11 @@ class QueryApi(Construct):
         """The API's own origin (``https://<id>.execute-api.<region>.<suffix>``)."""
         stack = Stack.of(self)
         return f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
+
+    @property
+    def viewer_url(self) -> str | None:
+        """The viewer's address (``<api>/viewer``) when the stack serves it."""
+        return f"{self.url}viewer" if self.viewer_enabled else None
 
     @property
     def url(self) -> str:
@@ -185,6 +209,19 @@ class QueryApi(Construct):
         return url
 
     # --- resources ---------------------------------------------------------------------------
+
+    def _viewer_routes(self, integration: integrations.HttpLambdaIntegration) -> None:
+        """``GET /viewer`` and ``GET /viewer/{file}`` without an authorizer: the page must load
+        before anyone has a token (docs/viewer.md). Served by the same function, so the page
+        has the API's origin."""
+        for path in VIEWER_PATHS:
+            for route in self.http_api.add_routes(
+                path=path,
+                methods=list(VIEWER_METHODS),
+                integration=integration,
+                authorizer=apigwv2.HttpNoneAuthorizer(),
+            ):
+                Validations.of(route).acknowledge(VIEWER_ROUTE_ACKNOWLEDGMENT)
 
     def _function(
         self,
@@ -268,10 +305,23 @@ class QueryApi(Construct):
                 ENV_FRESH_WINDOW_SECONDS: str(settings.fresh_window_seconds),
                 ENV_EXPORT_QUEUE_URL: export_queue.queue_url,
                 ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
+                **self._viewer_environment(settings),
             },
             statements=statements,
             acknowledgments=acknowledgments,
+            # The viewer's player library, from npm (docs/viewer.md): never committed.
+            extra_files={VENDOR_ASSET_PATH: npm_hls_js()} if settings.viewer_enabled else None,
         )
+
+    @staticmethod
+    def _viewer_environment(settings: StackSettings) -> dict[str, str]:
+        """How the viewer's page signs in: the issuer and its public client, when set."""
+        if not settings.viewer_enabled or settings.viewer_oidc_client_id is None:
+            return {}
+        return {
+            ENV_VIEWER_OIDC_ISSUER: str(settings.api_jwt_issuer),
+            ENV_VIEWER_OIDC_CLIENT_ID: settings.viewer_oidc_client_id,
+        }
 
     @staticmethod
     def _cors(settings: StackSettings) -> apigwv2.CorsPreflightOptions | None:

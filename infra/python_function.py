@@ -18,6 +18,7 @@ construct (``VideoIndex/Ingest/Role``, ``VideoIndex/Api/Function``, ...).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,7 @@ def python_function(
     acknowledgments: Sequence[Acknowledgment] = (),
     role_description: str | None = None,
     ephemeral_storage: Size | None = None,
+    extra_files: Mapping[str, Path] | None = None,
 ) -> PythonFunction:
     """Add a video-index Python Lambda, its log group and its execution role to ``scope``.
 
@@ -113,6 +115,9 @@ def python_function(
 
     No AWSLambdaBasicExecutionRole: it allows any log group, while this role may only
     write to the function's own.
+
+    ``extra_files`` (path inside the asset → file) adds files that are not in the
+    repository to this function's asset alone, e.g. the viewer's hls.js from npm.
     """
     reserved = {ENV_POWERTOOLS_SERVICE_NAME, ENV_POWERTOOLS_METRICS_NAMESPACE} & set(environment)
     if reserved:
@@ -147,7 +152,7 @@ def python_function(
         runtime=lambda_.Runtime.PYTHON_3_13,
         architecture=lambda_.Architecture.ARM_64,
         handler=handler,
-        code=function_code(handler),
+        code=function_code(handler, extra_files or {}),
         layers=[powertools],
         tracing=lambda_.Tracing.ACTIVE,
         timeout=timeout,
@@ -169,17 +174,23 @@ def python_function(
 class LocalAssetBundling:
     """CDK local bundling: :func:`infra.assets.build_asset` of one function (no Docker)."""
 
-    def __init__(self, function: FunctionPackaging) -> None:
+    def __init__(self, function: FunctionPackaging, extra_files: Mapping[str, Path]) -> None:
         self._function = function
+        self._extra_files = dict(extra_files)
 
     def try_bundle(self, output_dir: str, *args: Any, **kwargs: Any) -> bool:
         build_asset(self._function, Path(output_dir))
+        for target, source in self._extra_files.items():
+            destination = Path(output_dir) / target
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
         return True
 
 
-def function_code(handler: str) -> lambda_.Code:
+def function_code(handler: str, extra_files: Mapping[str, Path]) -> lambda_.Code:
     """The asset of the function running ``handler``: built by local bundling at synthesis
-    (:class:`LocalAssetBundling`, never Docker) and named by its content.
+    (:class:`LocalAssetBundling`, never Docker) and named by its content; ``extra_files``
+    (path inside the asset -> file) are added to it, e.g. the viewer's hls.js from npm.
 
     The bundling environment only describes the build (function, platform, pinned
     packages): CDK keys its bundle folder on it, so two functions that carry different
@@ -192,8 +203,11 @@ def function_code(handler: str) -> lambda_.Code:
         asset_hash_type=AssetHashType.OUTPUT,
         bundling=BundlingOptions(
             image=lambda_.Runtime.PYTHON_3_13.bundling_image,  # never run: local bundling
-            local=LocalAssetBundling(packaging),
-            environment={"VIDEO_INDEX_ASSET": describe(packaging)},
+            local=LocalAssetBundling(packaging, extra_files),
+            environment={
+                "VIDEO_INDEX_ASSET": describe(packaging),
+                "VIDEO_INDEX_ASSET_EXTRA": " ".join(sorted(extra_files)),
+            },
         ),
     )
 

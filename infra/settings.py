@@ -65,6 +65,9 @@ MAX_FRESH_WINDOW_SECONDS: Final = 24 * 60 * 60
 API_AUTH_IAM: Final = "iam"
 API_AUTH_JWT: Final = "jwt"
 API_AUTH_MODES: Final = (API_AUTH_IAM, API_AUTH_JWT)
+#: Whether the API serves the viewer (docs/viewer.md).
+VIEWER_ON: Final = "on"
+VIEWER_OFF: Final = "off"
 #: Distributed Map limits: at most 10,000 parallel child executions, and a batch is one
 #: child execution's input (256 KiB), which a thousand partition items would already strain.
 MAX_MAP_CONCURRENCY: Final = 10_000
@@ -176,6 +179,13 @@ class StackSettings:
     #: Origins of the web pages allowed to call the API and play the bucket's video
     #: (CORS), comma-separated, e.g. ``https://viewer.example.com``; none by default.
     viewer_origins: str | None = None
+    #: ``on``: the API serves the viewer at ``/viewer`` (docs/viewer.md); needs ``api_auth``
+    #: ``jwt`` (a browser cannot sign IAM requests).
+    viewer: str = VIEWER_OFF
+    #: The OIDC public client id the viewer signs in with (authorization code + PKCE at
+    #: ``api_jwt_issuer``); the tokens it gets must carry one of ``api_jwt_audience``.
+    #: Without it, people paste a token.
+    viewer_oidc_client_id: str | None = None
     #: Clip exports (docs/playback.md): days an export is kept, the export Lambda's
     #: memory and ephemeral storage, and the largest export (the sum of its files).
     export_retention_days: int = 7
@@ -259,6 +269,10 @@ class StackSettings:
     def cors_origins(self) -> tuple[str, ...]:
         """The allowed viewer origins (``viewer_origins`` split at commas)."""
         return _split_list(self.viewer_origins)
+
+    @property
+    def viewer_enabled(self) -> bool:
+        return self.viewer == VIEWER_ON
 
     @property
     def api_jwt_audiences(self) -> tuple[str, ...]:
@@ -353,10 +367,19 @@ class StackSettings:
         for origin in self.cors_origins:
             if not _ORIGIN_RE.fullmatch(origin):
                 _fail("viewer_origins", f"{origin!r} is not an origin like https://host[:port]")
+        self._validate_viewer()
         _check_range("export_retention_days", self.export_retention_days, 1)
         _check_range("export_memory_mb", self.export_memory_mb, 128, 10240)
         _check_range("export_ephemeral_storage_mb", self.export_ephemeral_storage_mb, 512, 10240)
         _check_range("max_export_bytes", self.max_export_bytes, 1)
+
+    def _validate_viewer(self) -> None:
+        if self.viewer not in (VIEWER_ON, VIEWER_OFF):
+            _fail("viewer", f"must be 'on' or 'off', got {self.viewer!r}")
+        if self.viewer_enabled and self.api_auth != API_AUTH_JWT:
+            _fail("viewer", "needs api_auth 'jwt': a page in a browser cannot sign IAM requests")
+        if self.viewer_oidc_client_id is not None and not self.viewer_enabled:
+            _fail("viewer_oidc_client_id", "is only used when viewer is 'on'")
 
     def _validate_reconcile(self) -> None:
         if not _SCHEDULE_RE.fullmatch(self.reconcile_schedule):

@@ -115,6 +115,13 @@ class VideoIndexStack(Stack):
             description=f"Base URL of the video-index HTTP API ({settings.api_auth} authorization)",
             value=self.api.url,
         )
+        if self.api.viewer_url is not None:
+            self.viewer_url_output = CfnOutput(
+                self,
+                "ViewerUrl",
+                description="The viewer (docs/viewer.md)",
+                value=self.api.viewer_url,
+            )
         self.annotations_table_output = CfnOutput(
             self,
             "AnnotationsTableName",

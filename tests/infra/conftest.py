@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from infra.settings import StackSettings
+from tests.infra.template import Synth, synthesize
 from tests.support.lambda_env import LambdaEnvironment, lambda_environment
 from video_index.local.stack import MotoServer
 
@@ -29,3 +30,19 @@ def moto_server() -> Iterator[MotoServer]:
         yield server
     finally:
         server.stop()
+
+
+#: The viewer deployed (docs/viewer.md): JWT authorization, the page on, an OIDC client.
+VIEWER_CONTEXT = {
+    "api_auth": "jwt",
+    "api_jwt_issuer": "https://issuer.example.com/pool-1",
+    "api_jwt_audience": "viewer-web, ops-console",
+    "viewer": "on",
+    "viewer_oidc_client_id": "viewer-web",
+}
+
+
+@pytest.fixture(scope="session")
+def viewer_synth() -> Synth:
+    # Given the app built with the viewer on (JWT authorization, an OIDC client)
+    return synthesize(VIEWER_CONTEXT)

@@ -57,6 +57,9 @@ DOCUMENTED_PATHS = [
     "/exports/{export_id}",
     "/openapi.json",
 ]
+#: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
+#: GET only and without an authorizer (a browser cannot attach a token to a navigation).
+VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
 #: Every method but OPTIONS: a CORS preflight is answered by API Gateway itself, unsigned;
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
@@ -149,6 +152,33 @@ def test_api_has_exactly_the_documented_routes_all_to_the_api_function(synth: Sy
         assert integration["IntegrationUri"] == synth.arn(api.function)
         assert integration["PayloadFormatVersion"] == "2.0"
     assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == len(integration_ids)
+
+
+def test_the_resolver_documents_exactly_these_paths() -> None:
+    # Given the paths of the resolver's OpenAPI document (what infra routes from)
+    from video_index.query.app import route_methods
+
+    # Then they are the documented API paths and the viewer's
+    assert sorted(route_methods()) == sorted(DOCUMENTED_PATHS + VIEWER_PATHS)
+    assert {path: sorted(route_methods()[path]) for path in VIEWER_PATHS} == {
+        path: ["GET"] for path in VIEWER_PATHS
+    }
+
+
+def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
+    viewer_synth: Synth,
+) -> None:
+    # Given the routes of a deployment with -c viewer=on (and JWT authorization)
+    routes = _routes(viewer_synth)
+    # Then the API routes are unchanged, and the viewer's two paths are added, GET only
+    assert sorted(routes) == sorted(ROUTE_KEYS + [f"GET {path}" for path in VIEWER_PATHS])
+    # And only those two go without authorizer; every data route needs a token
+    for route_key, route in routes.items():
+        if route_key.split(" ", 1)[1] in VIEWER_PATHS:
+            assert route["AuthorizationType"] == "NONE", route_key
+            assert "AuthorizerId" not in route, route_key
+        else:
+            assert route["AuthorizationType"] == "JWT", route_key
 
 
 def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:

@@ -528,6 +528,8 @@ def test_demo_once_prints_calendars_and_exits_0(tmp_path: Path) -> None:
     assert "today's continuous video ranges" in out
     assert "totals per device and kind" in out
     assert "curl -s 'http://127.0.0.1:" in out
+    # And the viewer's address, at the entrance camera's latest minutes
+    assert "/viewer?device=cam-entrance&date=" in out
 
 
 def test_dynamodb_local_is_shared_by_every_credential(local_stack: RunningStack) -> None:

@@ -38,6 +38,7 @@ READY_KEYS = {
     "sqs",
     "dynamodb",
     "api",
+    "viewer",
     "bucket",
     "table",
     "annotations_table",

@@ -222,6 +222,7 @@ def _print_endpoints(console: Console, endpoints: dict[str, Any]) -> None:
     table.add_column("value", overflow="fold")
     for name in (
         "api",
+        "viewer",
         "s3",
         "sqs",
         "dynamodb",

@@ -54,6 +54,9 @@ ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
 ENV_DELETIONS_TABLE: Final = "VIDEO_INDEX_DELETIONS_TABLE"
 ENV_DELETION_QUEUE_URL: Final = "VIDEO_INDEX_DELETION_QUEUE_URL"
 ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
+#: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
+ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
+ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -84,6 +87,11 @@ CORS_ALLOWED_METHODS: Final = ("GET", "HEAD", "POST", "PUT", "DELETE")
 CORS_ALLOWED_HEADERS: Final = ("authorization", "content-type", "if-match", "range", "x-user")
 CORS_EXPOSED_HEADERS: Final = ("content-length", "content-range", "etag", "location")
 CORS_MAX_AGE_SECONDS: Final = 3600
+
+# --- the viewer (docs/viewer.md) ------------------------------------------------------------
+
+#: The viewer's routes: the only ones a browser reaches without a token (the page itself).
+VIEWER_PATHS: Final = ("/viewer", "/viewer/{file}")
 
 # --- Step Functions actions of the ops function --------------------------------------------
 

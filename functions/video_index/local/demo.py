@@ -252,6 +252,13 @@ def _print_urls(console: Console, api: str, now: datetime) -> None:
     midnight = urlencode(
         {"from": _iso(day - timedelta(hours=1)), "to": _iso(day + timedelta(hours=1))}
     )
+    # The entrance camera's last two minutes, played from the first.
+    recent = now - timedelta(seconds=110)
+    viewer = urlencode(
+        {"device": "cam-entrance", "date": f"{recent:%Y-%m-%d}", "tz": "UTC", "t": _iso(recent)}
+    )
+    console.print("\n[bold]Open the viewer[/bold] in a browser (no sign-in locally):")
+    console.print(f"  {api}/viewer?{viewer}", markup=False, highlight=False, soft_wrap=True)
     console.print("\n[bold]Try the API[/bold] (no auth locally):")
     for path in (
         "/devices",

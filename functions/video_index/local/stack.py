@@ -329,6 +329,8 @@ class LocalStack:
             "dynamodb": dynamodb_endpoint,
             "cloudwatch": moto.endpoint,
             "api": self.http_api.url,
+            # The viewer is served by the API itself (docs/viewer.md).
+            "viewer": f"{self.http_api.url}/viewer",
             "bucket": self.names.bucket,
             "table": self.names.table,
             "annotations_table": self.names.annotations_table,

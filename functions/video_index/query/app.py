@@ -45,6 +45,7 @@ from video_index.deletion import routes as deletion_routes
 from video_index.media import routes as media_routes
 from video_index.query import context, routes
 from video_index.query.context import error, responses
+from video_index.viewer import routes as viewer_routes
 
 logger = Logger(child=True)
 
@@ -213,6 +214,7 @@ def _methods_of(path: str) -> frozenset[str]:
 
 app.include_router(routes.router)
 app.include_router(media_routes.router)
+app.include_router(viewer_routes.router)
 app.include_router(annotation_routes.router)
 app.include_router(deletion_routes.router)
 

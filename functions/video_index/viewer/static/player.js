@@ -1,0 +1,157 @@
+// Playback: hls.js on the product's playlist of a window. The playlist lists each file with
+// its PROGRAM-DATE-TIME, a discontinuity before every file and gaps left out, so the player
+// goes on across files and skips gaps by itself; the wall-clock time of the picture is the
+// playing fragment's date plus the time played into it.
+
+import Hls from "./hls.mjs";
+import { authHeaders, devicePath, isApi, url } from "./api.js";
+import { iso } from "./zones.js";
+
+/** The segment id in a playlist URI (`media/<start>_<duration>_<id>.<ext>[?part=…]`). */
+export function segmentIdOf(uri) {
+  const match = /media\/[^/?]*?_\d+_([a-z0-9]+)\.[a-z0-9]+(?:\?|$)/.exec(uri || "");
+  return match ? match[1] : null;
+}
+
+export class Player {
+  /**
+   * @param {HTMLVideoElement} video
+   * @param {{onMoment: Function, onEnded: Function, onError: Function}} handlers
+   */
+  constructor(video, handlers) {
+    this.video = video;
+    this.handlers = handlers;
+    this.hls = null;
+    this.segment = null;
+    this.loadedAt = 0;
+    this.firstFrameMs = null;
+    video.addEventListener("timeupdate", () => this.handlers.onMoment(this.moment()));
+    video.addEventListener("seeked", () => this.handlers.onMoment(this.moment()));
+    video.addEventListener("ended", () => this.handlers.onEnded(this.moment()));
+  }
+
+  get supported() {
+    return Hls.isSupported();
+  }
+
+  /** The wall-clock instant (epoch ms) of the picture shown, or null. */
+  moment() {
+    const date = this.hls ? this.hls.playingDate : null;
+    return date ? date.getTime() : null;
+  }
+
+  /** Load `device`'s playlist of [startMs, endMs) and play from `startMs` (or the first
+   * video after it). `clickedAt` (performance.now()) times the first frame. */
+  play(device, startMs, endMs, clickedAt = performance.now()) {
+    this.stop();
+    this.loadedAt = clickedAt;
+    this.firstFrameMs = null;
+    delete this.video.dataset.firstFrameMs;
+    const hls = new Hls({
+      // The ES module build runs the transmuxer on the main thread (no worker file to serve).
+      enableWorker: false,
+      autoStartLoad: false,
+      maxBufferLength: 20,
+      backBufferLength: 30,
+      xhrSetup: (xhr, address) => {
+        if (!isApi(address)) return;
+        for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
+      },
+    });
+    this.hls = hls;
+    let recovered = false;
+    let started = false;
+    hls.on(Hls.Events.LEVEL_LOADED, (_event, data) => {
+      if (this.hls !== hls || started) return;
+      started = true;
+      const fragments = data.details.fragments;
+      if (!fragments.length) {
+        this.handlers.onError("no video in this window");
+        return;
+      }
+      hls.startLoad(this.positionOf(fragments, startMs));
+      this.start();
+    });
+    hls.on(Hls.Events.FRAG_CHANGED, (_event, data) => {
+      this.segment = segmentIdOf(data.frag.relurl || data.frag.url);
+      this.video.dataset.segment = this.segment || "";
+    });
+    hls.on(Hls.Events.ERROR, (_event, data) => {
+      if (!data.fatal || this.hls !== hls) return;
+      if (data.type === Hls.ErrorTypes.MEDIA_ERROR && !recovered) {
+        recovered = true;
+        hls.recoverMediaError();
+        return;
+      }
+      this.handlers.onError(`playback stopped: ${data.type}/${data.details}`);
+      this.stop();
+    });
+    this.watchFirstFrame();
+    hls.loadSource(url(devicePath(device, "/playlist.m3u8"), { from: iso(startMs), to: iso(endMs) }).toString());
+    hls.attachMedia(this.video);
+  }
+
+  /** The player position of the instant `ms`: inside the file holding it, else the start of
+   * the first file after it. */
+  positionOf(fragments, ms) {
+    for (const fragment of fragments) {
+      const date = fragment.programDateTime;
+      if (date === null || date === undefined) continue;
+      if (ms < date) return fragment.start;
+      if (ms < date + fragment.duration * 1000) return fragment.start + (ms - date) / 1000;
+    }
+    return fragments[0].start;
+  }
+
+  start() {
+    const attempt = this.video.play();
+    if (attempt) {
+      attempt.catch((error) => {
+        if (error.name === "NotAllowedError" && !this.video.muted) {
+          // No user gesture (a deep link): browsers only start muted video by themselves.
+          this.video.muted = true;
+          this.video.play().catch(() => {});
+        }
+      });
+    }
+  }
+
+  watchFirstFrame() {
+    const video = this.video;
+    const hls = this.hls;
+    const done = () => {
+      if (this.hls !== hls || this.firstFrameMs !== null) return;
+      this.firstFrameMs = performance.now() - this.loadedAt;
+      video.dataset.firstFrameMs = this.firstFrameMs.toFixed(0);
+    };
+    if (typeof video.requestVideoFrameCallback === "function") {
+      video.requestVideoFrameCallback(done);
+    } else {
+      video.addEventListener("playing", done, { once: true });
+    }
+  }
+
+  togglePause() {
+    if (!this.hls) return;
+    if (this.video.paused) this.start();
+    else this.video.pause();
+  }
+
+  seekBy(seconds) {
+    if (!this.hls) return;
+    this.video.currentTime = Math.max(0, this.video.currentTime + seconds);
+  }
+
+  setRate(rate) {
+    this.video.defaultPlaybackRate = rate;
+    this.video.playbackRate = rate;
+  }
+
+  stop() {
+    if (this.hls) {
+      this.hls.destroy();
+      this.hls = null;
+    }
+    this.segment = null;
+  }
+}
