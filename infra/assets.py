@@ -24,6 +24,7 @@ run on. Nothing here imports the CDK.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import shutil
 import subprocess
@@ -130,7 +131,7 @@ def build_asset(
     _copy_tree(FUNCTIONS_DIR / PACKAGE, output_dir / PACKAGE, skip=_is_developer_or_litter)
     for package in function.packages:
         installed = installed_package(package, target, cache or wheel_cache())
-        _copy_tree(installed, output_dir, skip=_is_litter)
+        _copy_tree(installed, output_dir, skip=functools.partial(_is_pruned, package))
 
 
 def installed_package(package: Package, target: WheelTarget, cache: Path) -> Path:
@@ -174,6 +175,11 @@ def _pip(*args: str, check: bool = True) -> int:
 def _is_litter(relative: str) -> bool:
     name = relative.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatch(name, pattern) for pattern in LITTER)
+
+
+def _is_pruned(package: Package, relative: str) -> bool:
+    """Litter, or a path the package's ``prune`` patterns leave out of the asset."""
+    return _is_litter(relative) or any(fnmatch.fnmatch(relative, p) for p in package.prune)
 
 
 def _is_developer_or_litter(relative: str) -> bool:

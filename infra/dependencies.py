@@ -109,6 +109,11 @@ class Package:
     #: The standard-library module that loads it when the code never imports it by name
     #: (``zoneinfo`` reads its zones from ``tzdata``).
     loaded_by: str | None = None
+    #: Paths of the installed package (``fnmatch`` patterns, relative to the install folder)
+    #: left out of the asset: tests, headers and libraries no import of the code loads
+    #: (``prune_why`` says why each is safe; the as-deployed tests run the pruned asset).
+    prune: tuple[str, ...] = ()
+    prune_why: str = ""
 
     @property
     def requirement(self) -> str:
@@ -138,6 +143,61 @@ PYAV: Final = Package(
 )
 
 
+PYARROW: Final = Package(
+    name="pyarrow",
+    version="26.0.1",
+    module="pyarrow",
+    native=True,
+    why=(
+        "the column-wise inventory pass (ops/inventory/columns.py, ops/columnar.py): a "
+        "distributed-plan child reads its CSV data file in Arrow batches, and Parquet/ORC "
+        "reports are read with it too (docs/operations.md, at fleet scale)"
+    ),
+    prune=(
+        "pyarrow/tests",
+        "pyarrow/include",
+        "pyarrow/src",
+        "pyarrow/*.pyx",
+        "pyarrow/*.pxd",
+        "pyarrow/*.pxi",
+        "pyarrow/libarrow_flight.so*",
+        "pyarrow/_flight.*",
+        "pyarrow/libarrow_s3.so*",
+        "pyarrow/_s3fs.*",
+        "pyarrow/_gcsfs.*",
+        "pyarrow/_azurefs.*",
+        "pyarrow/_hdfs.*",
+        "pyarrow/libarrow_python.so",
+        "pyarrow/libarrow_python.so.*.*.*",
+        "pyarrow/libarrow_python_*.so*",
+    ),
+    prune_why=(
+        "the unpacked wheel (151 MB for arm64) would leave too little of Lambda's 250 MB: "
+        "Flight, the S3/GCS/Azure/HDFS file systems (the code reads through boto3), tests, "
+        "C++ headers and Cython sources are never loaded; libarrow_python is linked by its "
+        "SONAME (.so.NNNN), the other two names are copies"
+    ),
+)
+NUMPY: Final = Package(
+    name="numpy",
+    version="2.4.6",
+    module="numpy",
+    native=True,
+    why=(
+        "the column-wise key parsing and XXH64 key hashes of the inventory pass "
+        "(ops/keyparse.py, core/keyhash.py)"
+    ),
+    prune=(
+        "numpy/*/tests",
+        "numpy/tests",
+        "numpy/f2py",
+        "numpy/_pyinstaller",
+        "numpy/typing/tests",
+    ),
+    prune_why="tests and the Fortran wrapper generator are never imported by the code",
+)
+
+
 @dataclass(frozen=True)
 class FunctionPackaging:
     """One function: its name in the docs and tests, its handler, the packages it carries."""
@@ -163,25 +223,31 @@ _ONLY_FORGETS_RENDITIONS: Final = (
     "removing a segment removes its rendition (Renditions.forget); making one "
     "(Renditions.ensure, PyAV) is the API's"
 )
+_ONE_KEY_AT_A_TIME: Final = (
+    "hashes and parses keys one at a time (core/keyhash.py, pure Python); the column-wise "
+    "inventory pass (numpy, pyarrow) is the reconcile function's"
+)
+_NO_INVENTORY_PASS: Final = {"numpy": _ONE_KEY_AT_A_TIME, "pyarrow": _ONE_KEY_AT_A_TIME}
 
 #: Every function of the stack and what its asset carries beyond ``video_index``.
 FUNCTIONS: Final = (
-    FunctionPackaging("ingest", INGEST_HANDLER, (), {"av": _ONLY_FORGETS_RENDITIONS}),
-    FunctionPackaging("api", API_HANDLER, (TZDATA, PYAV)),
-    FunctionPackaging("reconcile", RECONCILE_HANDLER, (), {"av": _ONLY_FORGETS_RENDITIONS}),
-    FunctionPackaging("export", EXPORT_HANDLER, (PYAV,)),
-    FunctionPackaging("deletion", DELETION_HANDLER, ()),
+    FunctionPackaging(
+        "ingest",
+        INGEST_HANDLER,
+        (),
+        {"av": _ONLY_FORGETS_RENDITIONS, **_NO_INVENTORY_PASS},
+    ),
+    FunctionPackaging("api", API_HANDLER, (TZDATA, PYAV), _NO_INVENTORY_PASS),
+    FunctionPackaging(
+        "reconcile", RECONCILE_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}
+    ),
+    FunctionPackaging("export", EXPORT_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
+    FunctionPackaging("deletion", DELETION_HANDLER, (), _NO_INVENTORY_PASS),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and
 #: why that is safe. The import check fails on any other module a handler can reach.
-NOT_PACKAGED: Final[Mapping[str, str]] = {
-    "pyarrow": (
-        "reads Parquet and ORC inventory reports (ops/inventory/arrow_reader.py, imported "
-        "when such a report is read); the stack asks S3 Inventory for CSV (infra/storage.py), "
-        "which reconcile reads with the standard library"
-    ),
-}
+NOT_PACKAGED: Final[Mapping[str, str]] = {}
 
 
 def packaging_of(handler: str) -> FunctionPackaging:

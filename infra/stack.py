@@ -24,9 +24,13 @@ from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
+    OUTPUT_ANNOTATIONS_TABLE,
     OUTPUT_API_URL,
+    OUTPUT_DELETIONS_TABLE,
     OUTPUT_REBUILD_STATE_MACHINE,
     OUTPUT_RECONCILE_STATE_MACHINE,
+    OUTPUT_REPLICA_BUCKET,
+    OUTPUT_VIEWER_URL,
 )
 
 
@@ -118,13 +122,13 @@ class VideoIndexStack(Stack):
         if self.api.viewer_url is not None:
             self.viewer_url_output = CfnOutput(
                 self,
-                "ViewerUrl",
+                OUTPUT_VIEWER_URL,
                 description="The viewer (docs/viewer.md)",
                 value=self.api.viewer_url,
             )
         self.annotations_table_output = CfnOutput(
             self,
-            "AnnotationsTableName",
+            OUTPUT_ANNOTATIONS_TABLE,
             description="Annotations table (primary data: PITR, deletion protection, retained)",
             value=self.annotations.table.table_name,
         )
@@ -136,14 +140,14 @@ class VideoIndexStack(Stack):
         )
         self.deletions_table_output = CfnOutput(
             self,
-            "DeletionsTableName",
+            OUTPUT_DELETIONS_TABLE,
             description="Deletion requests table (VIDEO_INDEX_DELETIONS_TABLE for the CLI)",
             value=self.deletion.table.table_name,
         )
         if self.replica is not None:
             CfnOutput(
                 self,
-                "ReplicaBucketName",
+                OUTPUT_REPLICA_BUCKET,
                 description="Replica of v1/ (video-index restore --from-bucket)",
                 value=self.replica.bucket.bucket_name,
             )

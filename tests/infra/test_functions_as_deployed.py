@@ -46,8 +46,18 @@ from tests.support.lambda_env import (
     zip_folder,
 )
 from tests.support.read_model_view import view
-from video_index.core.contract import ACTION_RECONCILE, INVENTORY_ID, INVENTORY_PREFIX
+from video_index.core.contract import (
+    ACTION_RECONCILE,
+    ENV_DELETION_QUEUE_URL,
+    ENV_DELETIONS_TABLE,
+    INVENTORY_ID,
+    INVENTORY_PREFIX,
+)
 from video_index.core.keys import parse_key
+from video_index.core.settings import Settings
+from video_index.core.table_schema import deletions_table_definition
+from video_index.deletion.model import DeletionState
+from video_index.deletion.service import build_deletion_jobs
 from video_index.local.dynamodb_local import DynamoDBLocal
 from video_index.local.stack import MotoServer
 from video_index.media.exports import ExportJob, clip_key, job_key
@@ -303,9 +313,12 @@ def test_reconcile_repairs_the_read_model_from_a_csv_inventory(
         {"action": ACTION_RECONCILE, "source": "inventory"},
         world,
     )
-    # Then it added both entries, read the report without pyarrow, and the index has them
+    # Then it added both entries, read the report column-wise with the asset's pyarrow,
+    # and the index has them
     assert ran.result["entries_added"] == 2 and ran.result["entries_removed"] == 0, ran.output
-    assert ran.origins["pyarrow"] is None and ran.origins["av"] is None
+    pyarrow = ran.origins["pyarrow"]
+    assert pyarrow and pyarrow.startswith(str(runnable["reconcile"])), ran.origins
+    assert ran.origins["av"] is None
     stored = view(world.client("dynamodb"), world.table)
     assert {s.id for s in stored.segments.values()} == {parse_key(k).id for k in keys}
 
@@ -354,3 +367,37 @@ def test_export_joins_the_windows_files_into_one_mp4(
     pyav = ran.origins["av"]
     assert pyav and pyav.startswith(str(runnable["export"])), ran.origins
     assert os.path.getsize(clip) == done["clip_bytes"]
+
+
+def test_deletion_deletes_a_windows_objects_and_leaves_the_rest(
+    world: DeployedWorld, lambda_env: LambdaEnvironment, runnable: dict[str, Path]
+) -> None:
+    # Given a versioned bucket holding three clips, a deletion requests table and queue, and
+    # a request recorded for the window of the first two
+    s3, dynamodb, sqs = world.client("s3"), world.client("dynamodb"), world.client("sqs")
+    s3.put_bucket_versioning(Bucket=world.bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = datetime(2025, 11, 30, 8, 0, tzinfo=UTC)
+    keys = [world.put_clip(DEVICE, first + timedelta(minutes=n), "ts") for n in range(3)]
+    table = f"deletions-{world.table}"
+    dynamodb.create_table(**deletions_table_definition(table))
+    queue_url = sqs.create_queue(QueueName=f"deletions-{world.table}")["QueueUrl"]
+    settings = Settings(
+        bucket=world.bucket, table=world.table, deletions_table=table, deletion_queue_url=queue_url
+    )
+    from_ms = int(first.timestamp() * 1000)
+    request = build_deletion_jobs(settings, world.clients()).create(
+        DEVICE, from_ms, from_ms + 2 * 60_000, kind="video", erase=False, created_by="tester"
+    )
+    # When the deletion function handles the queue's message for it
+    message = ev.sqs_event(ev.sqs_record({"deletion_id": request.deletion_id}))
+    environ = {ENV_DELETIONS_TABLE: table, ENV_DELETION_QUEUE_URL: queue_url}
+    ran = _run(lambda_env, runnable, "deletion", message, world, **environ)
+    # Then the window's two clips are gone (behind delete markers), the third stays
+    assert ran.result == {"batchItemFailures": []}, ran.output
+    listed = s3.list_objects_v2(Bucket=world.bucket).get("Contents", [])
+    assert [o["Key"] for o in listed] == keys[2:]
+    markers = s3.list_object_versions(Bucket=world.bucket).get("DeleteMarkers", [])
+    assert sorted(m["Key"] for m in markers) == sorted(keys[:2])
+    # And the request is done, with both counted
+    done = build_deletion_jobs(settings, world.clients()).get(request.deletion_id)
+    assert done.state is DeletionState.DONE and done.deleted == 2, done

@@ -105,9 +105,12 @@ def test_a_restored_table_named_by_context_replaces_the_stacks_own() -> None:
     restored = "video-index-annotations-restored"
     synth = synthesize({"annotations_table_name": restored})
     stack = synth.video_index
-    # Then the stack creates no annotations table: only the read model's remains
+    # Then the stack creates no annotations table: only the read model's and the deletion
+    # requests' remain
     tables = synth.of_type("AWS::DynamoDB::Table")
-    assert list(tables) == [synth.logical_id(stack.read_model.table)]
+    assert sorted(tables) == sorted(
+        synth.logical_id(table) for table in (stack.read_model.table, stack.deletion.table)
+    )
     # And the API function is pointed at the restored table and granted on it alone
     env = synth.props(stack.api.function)["Environment"]["Variables"]
     assert env["VIDEO_INDEX_ANNOTATIONS_TABLE"] == restored

@@ -22,7 +22,12 @@ def test_the_stack_outputs_everything_ops_tools_need_under_the_contracts_keys(
     stack = synth.video_index
     # Then every output the ops commands need is there, under the contract's key
     assert set(contract.OPS_OUTPUTS) <= set(outputs)
-    assert set(outputs) == {*contract.OPS_OUTPUTS, contract.OUTPUT_API_URL}
+    assert set(outputs) == {
+        *contract.OPS_OUTPUTS,
+        contract.OUTPUT_API_URL,
+        contract.OUTPUT_ANNOTATIONS_TABLE,
+        contract.OUTPUT_DELETIONS_TABLE,
+    }
     # And each points at the resource ops tools use
     values = {key: output["Value"] for key, output in outputs.items()}
     assert values[contract.OUTPUT_RECONCILE_STATE_MACHINE] == synth.ref(

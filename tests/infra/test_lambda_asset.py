@@ -193,16 +193,20 @@ def test_runtime_architecture_and_layer_are_those_the_packages_are_chosen_for(
     )
 
 
-def test_pyarrow_stays_out_because_the_inventory_is_csv(synth: Synth) -> None:
+def test_only_reconcile_carries_the_column_wise_pass_for_the_inventory_s3_writes(
+    synth: Synth,
+) -> None:
     # Given the segment bucket's inventory configuration
     (inventory,) = [
         config
         for bucket in synth.of_type("AWS::S3::Bucket").values()
         for config in bucket["Properties"].get("InventoryConfigurations", [])
     ]
-    # Then S3 writes CSV reports, which reconcile reads without pyarrow (NOT_PACKAGED)
+    # Then S3 writes CSV reports, which the column-wise pass reads in Arrow batches
     assert inventory["Destination"]["Format"] == "CSV"
-    assert "pyarrow" in NOT_PACKAGED
+    # And only the reconcile function carries pyarrow and numpy for it
+    carrying = {f.name for f in FUNCTIONS if {"pyarrow", "numpy"} <= {p.name for p in f.packages}}
+    assert carrying == {"reconcile"}
 
 
 # --- every third-party module a handler can reach is accounted for ----------------------------
@@ -250,6 +254,7 @@ def provided_modules(lambda_env: LambdaEnvironment) -> set[str]:
     listing = subprocess.run(
         [
             str(lambda_env.python),
+            "-I",  # isolated: the caller's PYTHONPATH is not the runtime's
             "-c",
             "import importlib.metadata as m, json; "
             "print(json.dumps(sorted(m.packages_distributions())))",

@@ -80,8 +80,11 @@ class LambdaEnvironment:
 
     def distributions(self) -> dict[str, str]:
         """Every distribution installed in it: normalized name -> version."""
-        listed = subprocess.run(
-            [str(self.python), "-c", _DISTRIBUTIONS], capture_output=True, text=True, check=True
+        listed = subprocess.run(  # -I: isolated from the caller's PYTHONPATH
+            [str(self.python), "-I", "-c", _DISTRIBUTIONS],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return {_normalize(name): version for name, version in json.loads(listed.stdout).items()}
 

@@ -145,6 +145,12 @@ OUTPUT_INVENTORY_DESTINATION: Final = "InventoryDestination"
 OUTPUT_TABLE: Final = "ReadModelTableName"
 OUTPUT_QUEUE_URL: Final = "NotificationQueueUrl"
 OUTPUT_DLQ_URL: Final = "DeadLetterQueueUrl"
+#: Outputs for people rather than the ops commands: the viewer's address (with
+#: ``viewer=on``), the primary-data tables and the replica (docs/deployment.md).
+OUTPUT_VIEWER_URL: Final = "ViewerUrl"
+OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
+OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
+OUTPUT_REPLICA_BUCKET: Final = "ReplicaBucketName"
 #: Every output the ops commands need; a stack without one of them predates them.
 OPS_OUTPUTS: Final = (
     OUTPUT_RECONCILE_STATE_MACHINE,
