@@ -34,10 +34,24 @@ export class Player {
     return Hls.isSupported();
   }
 
-  /** The wall-clock instant (epoch ms) of the picture shown, or null. */
+  /** The wall-clock instant (epoch ms) of the picture shown, or null: from the file whose
+   * span of the player's timeline holds the position. (hls.js's `playingDate` follows the
+   * file it last saw playing, which lags on a busy machine: past the end of the file
+   * before a gap it would show instants inside the gap.) */
   moment() {
-    const date = this.hls ? this.hls.playingDate : null;
-    return date ? date.getTime() : null;
+    const hls = this.hls;
+    if (!hls) return null;
+    const position = this.video.currentTime;
+    const level = hls.levels[Math.max(hls.currentLevel, 0)];
+    for (const fragment of level?.details?.fragments ?? []) {
+      const date = fragment.programDateTime;
+      if (date === null || date === undefined) continue;
+      if (position >= fragment.start && position < fragment.start + fragment.duration) {
+        return date + (position - fragment.start) * 1000;
+      }
+    }
+    const playing = hls.playingDate;
+    return playing ? playing.getTime() : null;
   }
 
   /** Load `device`'s playlist of [startMs, endMs) and play from `startMs` (or the first
