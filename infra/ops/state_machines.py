@@ -41,6 +41,7 @@ from video_index.core.contract import (
     ACTION_FINGERPRINT_REDUCE,
     ACTION_FINGERPRINT_UNITS,
     ACTION_REBUILD_ABORT,
+    ACTION_REBUILD_DROP,
     ACTION_REBUILD_FINISH,
     ACTION_REBUILD_PARTITIONS,
     ACTION_REBUILD_PLAN,
@@ -50,6 +51,7 @@ from video_index.core.contract import (
     ACTION_RECONCILE_PLAN,
     ACTION_RECONCILE_REPORT,
     MAP_RESULTS_FOLDER,
+    REBUILD_DROP_GRACE_SECONDS,
     REBUILD_REPORTS_PREFIX,
     RECONCILE_REPORTS_PREFIX,
 )
@@ -398,7 +400,27 @@ class StateMachines:
             ),
         )
         finish = self._invoke(
-            "RebuildFinish", ACTION_REBUILD_FINISH, state_name="Finish", fields=generation
+            "RebuildFinish",
+            ACTION_REBUILD_FINISH,
+            state_name="Finish",
+            assign={"switched": _jsonata("$states.result.Payload")},
+            fields=generation,
+        )
+        # The generation the switch replaced is deleted once no reader can still use it.
+        grace = sfn.Wait.jsonata(
+            self.scope,
+            "RebuildDropGrace",
+            state_name="DropGrace",
+            time=sfn.WaitTime.duration(Duration.seconds(REBUILD_DROP_GRACE_SECONDS)),
+        )
+        drop = self._invoke(
+            "RebuildDrop",
+            ACTION_REBUILD_DROP,
+            state_name="DropPrevious",
+            fields={
+                "rebuild_id": _jsonata("$rebuild.rebuild_id"),
+                "generation": _jsonata("$switched.previous"),
+            },
         )
         abort = self._invoke(
             "RebuildAbort",
@@ -425,6 +447,8 @@ class StateMachines:
             .next(start)
             .next(rebuild)
             .next(finish)
+            .next(grace)
+            .next(drop)
         )
 
     def _state_machine(

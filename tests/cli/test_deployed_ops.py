@@ -107,6 +107,8 @@ def test_rebuild_start_runs_the_deployed_machine_with_its_input_and_follows_it_t
         "RebuildPartitions",
         *["RebuildBatch"] * 2,  # 30 partitions in batches of 25
         "Finish",
+        "DropGrace",
+        "DropPrevious",
     ]
     # And the progress bar followed the control item: partitions done of 30, batch by batch
     progress = _progress(out)
@@ -124,8 +126,15 @@ def test_rebuild_start_runs_the_deployed_machine_with_its_input_and_follows_it_t
         )
         == 30
     )
-    # And the new generation is exactly P(S3)
+    # And the new generation is exactly P(S3), and the one it replaced is dropped
     assert view(deployed.dynamodb, deployed.table, generation=2).segments == before
+    (finish,) = [i for i in double.invocations if i["action"] == contract.ACTION_REBUILD_FINISH]
+    assert double.invocations[-1] == {
+        "action": contract.ACTION_REBUILD_DROP,
+        "rebuild_id": finish["rebuild_id"],
+        "generation": 1,
+    }
+    assert not view(deployed.dynamodb, deployed.table, generation=1).segments
 
 
 def test_ctrl_c_detaches_and_the_execution_runs_on_until_status_follows_it_again(

@@ -27,6 +27,7 @@ from infra.ops import ReconcileAndRebuild
 from infra.settings import SettingsError, StackSettings
 from infra.storage import SegmentStorage
 from tests.infra.template import Synth, as_list, definition_of, joined, statements_by_sid
+from video_index.core import contract
 
 LAMBDA_INVOKE = "arn:${AWS::Partition}:states:::lambda:invoke"
 #: CDK's default retry of Lambda service errors on every LambdaInvoke task.
@@ -510,6 +511,8 @@ def test_rebuild_state_machine_aborts_on_a_failed_map_or_finish(synth: Synth) ->
     assert sorted(states) == [
         "Abort",
         "Defaults",
+        "DropGrace",
+        "DropPrevious",
         "Failed",
         "Fingerprint",
         "Finish",
@@ -568,7 +571,22 @@ def test_rebuild_state_machine_aborts_on_a_failed_map_or_finish(synth: Synth) ->
     _assert_invokes_reconcile_function(
         synth, states["Finish"], {"action": "rebuild-finish", **generation}
     )
-    assert states["Finish"]["End"] is True
+    assert states["Finish"]["Assign"] == {"switched": "{% $states.result.Payload %}"}
+    # And once no reader can still use it, the generation the switch replaced is dropped
+    assert states["Finish"]["Next"] == "DropGrace"
+    assert states["DropGrace"]["Type"] == "Wait"
+    assert states["DropGrace"]["Seconds"] == contract.REBUILD_DROP_GRACE_SECONDS
+    assert states["DropGrace"]["Next"] == "DropPrevious"
+    _assert_invokes_reconcile_function(
+        synth,
+        states["DropPrevious"],
+        {
+            "action": "rebuild-drop",
+            "rebuild_id": "{% $rebuild.rebuild_id %}",
+            "generation": "{% $switched.previous %}",
+        },
+    )
+    assert states["DropPrevious"]["End"] is True
     # And any error of the map or of the finish is caught and goes to the abort
     for name in ("RebuildPartitions", "Finish"):
         assert states[name]["Catch"] == [

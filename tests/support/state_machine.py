@@ -136,7 +136,7 @@ class StateMachineDouble:
         self, state: dict[str, Any], states: dict[str, Any], variables: dict[str, Any]
     ) -> Generator[str, None, Any]:
         kind = state["Type"]
-        if kind in ("Pass", "Succeed"):
+        if kind in ("Pass", "Succeed", "Wait"):  # a Wait is played without waiting
             return None
         if kind == "Fail":
             raise StateFailed(

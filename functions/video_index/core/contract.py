@@ -103,6 +103,10 @@ ACTION_REBUILD_START: Final = "rebuild-start"
 ACTION_REBUILD_PARTITIONS: Final = "rebuild-partitions"
 ACTION_REBUILD_FINISH: Final = "rebuild-finish"
 ACTION_REBUILD_DROP: Final = "rebuild-drop"
+#: How long after the switch the previous generation is dropped (the state machine's
+#: wait, the in-process run's sleep): longer than the API's generation cache, so no
+#: reader still uses it.
+REBUILD_DROP_GRACE_SECONDS: Final = 60
 ACTION_REBUILD_ABORT: Final = "rebuild-abort"
 #: The distributed fingerprint pass (docs/operations.md, "At fleet scale").
 ACTION_FINGERPRINT_UNITS: Final = "fingerprint-units"

@@ -157,6 +157,13 @@ class RebuildGeneration(Payload):
     generation: int
 
 
+class RebuildDropInput(Payload):
+    """The generation the switch replaced (``previous`` of the finish), if any."""
+
+    rebuild_id: str | None = None
+    generation: int | None = None
+
+
 class RebuildFinishInput(RebuildGeneration):
     settle_seconds: float | None = None
 

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ConditionFailed, ReadModelStore
+from video_index.core.contract import REBUILD_DROP_GRACE_SECONDS
 from video_index.core.errors import Conflict
 from video_index.core.keys import KEY_PREFIX, ValidKey, classify_key
 from video_index.core.layout import CONTROL_PK, DEFAULT_GENERATION, GENERATION_SK, generation_prefix
@@ -43,7 +44,7 @@ from video_index.ops.reconcile import Reconciler
 #: generations before ``building`` was set has ended by then.
 DEFAULT_SETTLE_SECONDS: Final = 120.0
 #: Longer than the API's generation cache, so no reader still uses the old one.
-DEFAULT_DROP_GRACE_SECONDS: Final = 60.0
+DEFAULT_DROP_GRACE_SECONDS: Final = float(REBUILD_DROP_GRACE_SECONDS)
 
 
 class RebuildError(Conflict):

@@ -51,8 +51,8 @@ from video_index.ops.payloads import (
     PlanOutput,
     RebuildAbortInput,
     RebuildBatch,
+    RebuildDropInput,
     RebuildFinishInput,
-    RebuildGeneration,
     RebuildInput,
     RebuildStartOutput,
     ReconcileBatch,
@@ -272,7 +272,10 @@ def rebuild_finish(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def rebuild_drop(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
-    request: RebuildGeneration = RebuildGeneration.parse(event)
+    """The generation the switch replaced, deleted (after the machine's grace wait)."""
+    request: RebuildDropInput = RebuildDropInput.parse(event)
+    if request.generation is None:
+        return {"deleted": 0}
     return {"deleted": ops.rebuilder.drop(request.generation)}
 
 
