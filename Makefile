@@ -19,6 +19,10 @@ export CHROMIUM
 # The CDK's jsii runtime warns at every start on Node 20; the warning is not ours to fix.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
+# Two workers: CI and most laptops have at least two cores, and half the suite waits on
+# DynamoDB Local, moto servers and a browser rather than on the CPU.
+PYTEST_ARGS ?= -n 2
+
 .PHONY: install chromium test lint bench demo synth clean
 
 install: $(STAMP) $(NPM_STAMP)

@@ -112,7 +112,7 @@ def test_rebuild_start_runs_the_deployed_machine_with_its_input_and_follows_it_t
     ]
     # And the progress bar followed the control item: partitions done of 30, batch by batch
     progress = _progress(out)
-    assert [done for _, done in progress] == [0, 25, 30, 30]
+    assert [done for _, done in progress] == [0, 25, 30, 30, 30]  # the last: the drop
     assert progress[-1] == ("switched", 30)
     # And the end says which generation serves and where the partition list is
     assert code == 0, out
@@ -171,7 +171,7 @@ def test_ctrl_c_detaches_and_the_execution_runs_on_until_status_follows_it_again
     out = capsys.readouterr().out
     # Then it is followed to its end
     assert code == 0, out
-    assert [done for _, done in _progress(out)] == [25, 30, 30]
+    assert [done for _, done in _progress(out)] == [25, 30, 30, 30]
     assert "generation 2 serves" in out
 
 
