@@ -15,6 +15,7 @@ import random
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 import pyarrow as pa
 import xxhash
@@ -217,3 +218,35 @@ def test_the_parts_of_a_csv_file_are_its_lines_each_once(
     pieces = [piece for piece in read if piece]
     for piece in pieces[:-1]:
         assert piece.endswith(b"\n")
+
+
+# --- CSV keys decoded column-wise ------------------------------------------------------------
+
+_ESCAPE_HEAVY = st.lists(
+    st.sampled_from(["%2F", "%2f", "%25", "%2B", "+", "%", "%2", "%%2F", "%252F", "a", "é", "/"]),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_ESCAPE_HEAVY, st.text(max_size=12)), min_size=1, max_size=30))
+def test_csv_keys_decoded_column_wise_equal_unquote_plus_of_each(raw: list[str]) -> None:
+    from video_index.ops.inventory.columns import _decoded
+
+    # Given keys as a CSV inventory may hold them: '%2F' for '/', other escapes, stray '%'
+    # and '+', and text that is not an escape at all
+    keys = [key for key in raw if _decodes(key)]
+    if not keys:
+        return
+    # When they are decoded column-wise
+    decoded = _decoded(pa.array(keys, pa.string()), "a test").to_pylist()
+    # Then each is exactly what unquote_plus makes of it, one at a time
+    assert decoded == [unquote_plus(key, errors="strict") for key in keys]
+
+
+def _decodes(key: str) -> bool:
+    try:
+        unquote_plus(key, errors="strict")
+    except UnicodeDecodeError:
+        return False
+    return True

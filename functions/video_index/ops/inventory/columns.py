@@ -227,13 +227,22 @@ def _flag(column: Any, *, default: bool) -> Any:
 
 
 def _decoded(keys: Any, where: str) -> Any:
-    """URL-decoded keys (form style); only keys holding ``%`` or ``+`` cost Python."""
+    """URL-decoded keys (form style).
+
+    S3 Inventory writes every ``/`` of a CSV key as ``%2F``; the product's keys hold no
+    other character that is escaped, so ``%2F`` is decoded column-wise (a plain substring
+    replace: a regex is 15x slower) and only keys that still hold ``%`` or ``+`` afterwards
+    (foreign or invalid keys, lower-case escapes) cost Python: those are decoded from their
+    original text, so the result is exactly ``unquote_plus`` of each.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    # Rows holding '%' or '+': a scan of the keys' bytes (Arrow's substring search is
-    # slower than the whole rest of the pass).
+    original = keys
+    keys = pc.replace_substring(keys, pattern="%2F", replacement="/")
+    # Rows still holding '%' or '+': a scan of the keys' bytes (Arrow's substring search
+    # is slower than the whole rest of the pass).
     wide = keys.cast(pa.large_string())
     offsets = np.frombuffer(wide.buffers()[1], np.int64, len(wide) + 1, wide.offset)
     data = np.frombuffer(wide.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
@@ -242,7 +251,7 @@ def _decoded(keys: Any, where: str) -> Any:
         return keys
     rows = np.unique(np.searchsorted(offsets, marks + offsets[0], side="right") - 1)
     decoded = []
-    for raw in keys.take(pa.array(rows)).to_pylist():
+    for raw in original.take(pa.array(rows)).to_pylist():
         try:
             decoded.append(unquote_plus(raw, encoding="utf-8", errors="strict"))
         except UnicodeDecodeError as exc:
