@@ -14,6 +14,8 @@ from tests.support.tables import TableFactory, make_table_factory
 from video_index.local.dynamodb_local import DynamoDBLocal
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
     from tests.infra.template import Synth
 
 # Tests never reach real AWS: fake credentials, a fixed region, no X-Ray.
@@ -79,3 +81,21 @@ def synth() -> Synth:
     from tests.infra.template import synthesize  # CDK loads only where a test needs it
 
     return synthesize()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for every test that drives one (per worker; they share one,
+    see below): starting it is the slow part, each test opens its own context."""
+    from tests.support.browser import chromium  # Playwright loads only where a test needs it
+
+    with chromium() as launched:
+        yield launched
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that drive a Chromium share one xdist worker (``--dist loadgroup``): two
+    browsers decoding video at 16x on a 2-core machine starve each other's playback."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("chromium"))

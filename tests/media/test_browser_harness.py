@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from tests.support.browser import Playback, chromium, chromium_path, hls_js_path, play_hls
+from tests.support.browser import Playback, chromium_path, hls_js_path, play_hls
 from tests.support.hls_server import HlsServer, hls_server
 from video_index.media.synthetic import epoch, synthetic_clip
 
@@ -82,13 +82,6 @@ def progressive_playlist() -> str:
             lines.append("#EXT-X-DISCONTINUITY")
         lines += [f"#EXTINF:{CLIP_SECONDS:.3f},", f"{name}.mp4"]
     return "\n".join([*lines, "#EXT-X-ENDLIST", ""])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One Chromium for the module: starting it is the slow part."""
-    with chromium() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

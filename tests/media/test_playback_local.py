@@ -33,7 +33,7 @@ import av
 import m3u8
 import pytest
 
-from tests.support.browser import chromium, play_hls
+from tests.support.browser import play_hls
 from tests.support.local_stack import RunningStack
 from video_index.media.synthetic import count_frames, synthetic_clip
 from video_index.upload import upload_segment
@@ -221,12 +221,6 @@ def test_ffmpeg_drops_a_fragment_per_file_of_camera_fmp4_as_documented(
     # fragment (one second here: a fragment per keyframe, a keyframe a second) — FFmpeg's
     # one MP4 demuxer for the whole playlist drops a fragment whose decode time goes back
     assert decoded == EXPECTED_FRAMES - FPS * (len(STARTS) - 1)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("device", DEVICES, ids=lambda d: d.name)

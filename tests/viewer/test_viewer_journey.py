@@ -35,6 +35,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.local_stack import RunningStack, iso
 from video_index.local.demo import camera_day, content
@@ -47,6 +48,20 @@ BROWSER_ZONE = "America/Los_Angeles"
 DST_ZONE = "Europe/Berlin"
 DST_DAY = "2026-10-25"
 DEVICE = "cam-entrance"  # MPEG-TS, 10 s files, a 40 s gap every morning
+#: What the page's player was doing, for a failure message.
+PLAYER_STATE = """() => {
+  const video = document.querySelector('[data-testid=video]');
+  const buffered = [];
+  for (let i = 0; i < video.buffered.length; i++) {
+    buffered.push([video.buffered.start(i), video.buffered.end(i)]);
+  }
+  return {
+    clock: document.querySelector('[data-testid=clock]').dataset.time,
+    currentTime: video.currentTime, paused: video.paused, readyState: video.readyState,
+    buffered, segment: video.dataset.segment, samples: (window.__samples || []).slice(-20),
+    status: document.querySelector('#status')?.textContent,
+  };
+}"""
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "viewer"
 #: The viewer holds an instantaneous reading for a minute (docs/viewer.md).
 POINT_HOLD = timedelta(seconds=60)
@@ -310,11 +325,15 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
     fraction = (middle - start) / (end - start)
     page.mouse.click(track["x"] + track["width"] * fraction, track["y"] + track["height"] / 2)
     # Then the wall-clock time advances from there, across files and past the gap
-    page.wait_for_function(
-        "t => (document.querySelector('[data-testid=clock]').dataset.time || '') > t",
-        arg=iso(second_start + timedelta(seconds=5)),
-        timeout=60_000,
-    )
+    try:
+        page.wait_for_function(
+            "t => (document.querySelector('[data-testid=clock]').dataset.time || '') > t",
+            arg=iso(second_start + timedelta(seconds=5)),
+            timeout=60_000,
+        )
+    except PlaywrightTimeoutError:
+        state = page.evaluate(PLAYER_STATE)
+        raise AssertionError(f"playback never got past the gap: {state}") from None
     page.keyboard.press("k")  # pause
     page.wait_for_function("document.querySelector('[data-testid=video]').paused")
     samples = [(parse(t), segment) for t, segment in page.evaluate("window.__samples") if t]
