@@ -20,9 +20,8 @@ export CHROMIUM
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 # Two workers: CI and most laptops have at least two cores, and half the suite waits on
-# DynamoDB Local, moto servers and a browser rather than on the CPU. Tests that drive a
-# Chromium share one worker (loadgroup; tests/conftest.py), so no two browsers play at once.
-PYTEST_ARGS ?= -n 2 --dist loadgroup
+# DynamoDB Local, moto servers and a browser rather than on the CPU.
+PYTEST_ARGS ?= -n 2
 
 .PHONY: install chromium test lint bench demo synth clean
 

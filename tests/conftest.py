@@ -85,17 +85,9 @@ def synth() -> Synth:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for every test that drives one (per worker; they share one,
-    see below): starting it is the slow part, each test opens its own context."""
+    """One headless Chromium per worker for every test that drives one: starting it is the
+    slow part; each test opens its own context."""
     from tests.support.browser import chromium  # Playwright loads only where a test needs it
 
     with chromium() as launched:
         yield launched
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that drive a Chromium share one xdist worker (``--dist loadgroup``): two
-    browsers decoding video at 16x on a 2-core machine starve each other's playback."""
-    for item in items:
-        if "browser" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("chromium"))
