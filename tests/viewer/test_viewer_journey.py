@@ -320,10 +320,13 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
           ).observe(clock, {attributes: true, attributeFilter: ['data-time']});
         }"""
     )
-    track = page.locator("[data-testid=timeline]").bounding_box()
+    timeline = page.locator("[data-testid=timeline]")
+    track = timeline.bounding_box()
     assert track is not None
     fraction = (middle - start) / (end - start)
-    page.mouse.click(track["x"] + track["width"] * fraction, track["y"] + track["height"] / 2)
+    # (a locator click: placed on the element when it is stable and receives the click, so a
+    # layout still settling on a busy machine cannot move it elsewhere)
+    timeline.click(position={"x": track["width"] * fraction, "y": track["height"] / 2})
     # Then the wall-clock time advances from there, across files and past the gap
     try:
         page.wait_for_function(
