@@ -329,7 +329,11 @@ def test_worker_redelivers_failures_and_sqs_dead_letters_them() -> None:
             for r in e["Records"]
             if r["body"] == "fail"
         ]
-        assert counts == ["1", "2", "3"]  # then SQS moved it instead of a 4th delivery
+        # Delivered again after each failure, then SQS moved it instead of a 4th delivery.
+        # (With a 1 s visibility timeout a busy machine can let a received copy expire
+        # before its batch is handed over, so a middle delivery may be skipped.)
+        assert counts[0] == "1" and counts[-1] == "3" and len(counts) >= 2
+        assert counts == sorted(set(counts), key=int)
         assert (
             sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"][
                 "ApproximateNumberOfMessages"
