@@ -22,3 +22,32 @@ def merge_ranges(
         else:
             merged.append((start, end))
     return merged
+
+
+def clip_to_hours(start_ms: int, end_ms: int, hour_ms: int) -> list[tuple[int, int, int]]:
+    """``(hour start, start, end)`` of each piece of ``[start, end)`` cut at the hours
+    (``hour_ms`` long): what each hour's coverage holds of one segment."""
+    pieces = []
+    hour = start_ms - start_ms % hour_ms
+    while hour < end_ms:
+        pieces.append((hour, max(start_ms, hour), min(end_ms, hour + hour_ms)))
+        hour += hour_ms
+    return pieces
+
+
+def flatten(runs: Iterable[tuple[int, int]]) -> list[int]:
+    """``[s1, e1, s2, e2, …]``: how runs are stored in one attribute."""
+    return [edge for run in runs for edge in run]
+
+
+def unflatten(edges: Iterable[int]) -> list[tuple[int, int]]:
+    values = [int(edge) for edge in edges]
+    return list(zip(values[0::2], values[1::2], strict=True))
+
+
+def add_runs(
+    stored: Iterable[int], added: Iterable[tuple[int, int]], gap_tolerance_ms: int
+) -> list[int]:
+    """Stored runs (flattened) with intervals added: a union, so adding twice is adding
+    once. Removing needs the remaining intervals (recompute with :func:`merge_ranges`)."""
+    return flatten(merge_ranges([*unflatten(stored), *added], gap_tolerance_ms))
