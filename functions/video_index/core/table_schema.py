@@ -16,6 +16,9 @@ TTL_ATTRIBUTE: Final = "expires_at"
 #: Tombstones keep their id, so a deleted segment is found too (and answered 404).
 ID_INDEX: Final = "by_id"
 ID_ATTRIBUTE: Final = "id"
+#: The read model's stream: the aggregation consumer turns each segment item's old and
+#: new image into aggregate deltas (docs/read-model.md).
+STREAM_VIEW_TYPE: Final = "NEW_AND_OLD_IMAGES"
 
 
 def read_model_table_definition(table_name: str) -> dict[str, Any]:
@@ -29,6 +32,7 @@ def read_model_table_definition(table_name: str) -> dict[str, Any]:
             "Projection": {"ProjectionType": "KEYS_ONLY"},
         }
     ]
+    definition["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE}
     return definition
 
 
