@@ -408,8 +408,10 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
     # (the list fetched with the token: the page's first, tokenless list may still be in flight,
     # and navigating before the second one answered would abort it)
     with phone.expect_response(
-        lambda r: "/devices?" in r.url
-        and r.request.headers.get("authorization", "").startswith("Bearer ")
+        lambda r: (
+            "/devices?" in r.url
+            and r.request.headers.get("authorization", "").startswith("Bearer ")
+        )
     ):
         sign_in(phone, name="bob", token=token)
     link = urlencode({"device": DEVICE, "date": DST_DAY, "tz": DST_ZONE, "t": iso(paused)})
