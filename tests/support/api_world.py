@@ -115,7 +115,7 @@ class ApiWorld:
             event["requestContext"]["authorizer"] = authorizer
         services = self.services
         api.configure(lambda: services)  # this world's services, even if another was made since
-        response = api.app.resolve(event, None)  # type: ignore[arg-type]
+        response = api.app.resolve(event, None)
         headers = response.get("headers") or {}
         body = response["body"]
         if "json" in headers.get("Content-Type", "application/json"):
