@@ -10,12 +10,9 @@ misconfiguration). The layout of the items is docs/read-model.md.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from video_index.aws.clients import Clients
 from video_index.aws.dynamodb import (
@@ -23,8 +20,6 @@ from video_index.aws.dynamodb import (
     DynamoTable,
     StoreError,
     TransientStoreError,
-    domain_error,
-    error_code,
     plain,
     wire,
     wire_value,
@@ -34,13 +29,13 @@ from video_index.core.layout import (
     CONTROL_PK,
     DEFAULT_GENERATION,
     GENERATION_SK,
+    VERSION,
     bucket_pk,
-    devices_pk,
     segment_pk,
     segment_sk,
 )
 from video_index.core.models import SegmentRecord
-from video_index.core.projection import ObjectState, transition_deltas
+from video_index.core.projection import ObjectState
 from video_index.core.settings import Settings
 from video_index.core.table_schema import ID_ATTRIBUTE, ID_INDEX
 
@@ -64,7 +59,6 @@ class ReadModelStore(DynamoTable):
         super().__init__(client, table)
         self._tombstone_seconds = tombstone_days * 86_400
         self._clock = clock
-        self._known_devices: set[tuple[int, str]] = set()
 
     # -- generations ---------------------------------------------------------------
 
@@ -93,18 +87,16 @@ class ReadModelStore(DynamoTable):
         container: str | None = None,
         init_end: int | None = None,
     ) -> None:
-        """Move one key from ``old`` (as read or assumed) to ``new``, aggregates included.
+        """Move one key from ``old`` (as read or assumed) to ``new``: one conditional put.
 
-        The segment put is conditioned on ``old`` (absent, or exactly version
-        ``old.ver``) and the bucket deltas are ``contribution(new) -
-        contribution(old)``, written in the same transaction. So a delta is
-        applied exactly when the state it was computed from is replaced: a
-        redelivered or reordered event finds a newer ``ver`` (or an equal or
+        The put is conditioned on ``old`` (absent, or exactly version ``old.ver``):
+        a redelivered or reordered event finds a newer ``ver`` (or an equal or
         greater ``seq``) and changes nothing; concurrent writers of one key are
-        serialized by the condition; and a write whose response was lost is
-        recognized on retry by its ``seq``.
+        serialized by the condition; a write whose response was lost is recognized
+        on retry by its ``seq``. Each successful put is one stream record carrying
+        the old and the new image, from which the stream consumer derives the
+        aggregates (:mod:`video_index.aggregate`): no other item is written here.
         """
-        old_state = old.state if old else ObjectState(present=False)
         record = SegmentRecord(
             present=new.present,
             size=new.size if new.present else 0,
@@ -119,8 +111,6 @@ class ReadModelStore(DynamoTable):
             container=container if new.present else None,
             init_end=init_end if new.present else None,
         )
-        if new.present:
-            self._ensure_device(generation, segment.device)
         put: dict[str, Any] = {
             "TableName": self.table,
             "Item": wire({**self._segment_key(generation, segment), **record.to_attributes()}),
@@ -131,59 +121,10 @@ class ReadModelStore(DynamoTable):
         else:
             put["ConditionExpression"] = "ver = :ver"
             put["ExpressionAttributeValues"] = {":ver": wire_value(old.ver)}
-        deltas = transition_deltas(segment, old_state, new)
-        if not deltas:
-            self._put_segment(put)
-            return
-        updates = [
-            {"Update": self._bucket_update(generation, segment.device, sk, figures)}
-            for sk, figures in sorted(deltas.items())
-        ]
-        self._transact([{"Put": put}, *updates])
-
-    def _put_segment(self, put: dict[str, Any]) -> None:
         try:
             self.conditional("put_item", **put)
         except ConditionFailed as moved:
             raise _segment_moved(moved.current) from None
-
-    def _transact(self, items: list[dict[str, Any]]) -> None:
-        try:
-            self.call("transact_write_items", TransactItems=items, ReturnConsumedCapacity="TOTAL")
-        except ClientError as exc:
-            if error_code(exc) == "TransactionCanceledException":
-                reasons = exc.response.get("CancellationReasons", [])
-                if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
-                    item: dict[str, Any] | None = reasons[0].get("Item")  # type: ignore[assignment]
-                    raise _segment_moved(plain(item) if item else None) from None
-            raise domain_error(exc) from exc
-
-    def _bucket_update(
-        self, generation: int, device: str, sk: str, figures: dict[str, int]
-    ) -> dict[str, Any]:
-        names = sorted(figures)
-        return {
-            "TableName": self.table,
-            "Key": wire({"pk": bucket_pk(generation, device), "sk": sk}),
-            "UpdateExpression": "ADD " + ", ".join(f"#f{i} :f{i}" for i in range(len(names))),
-            "ExpressionAttributeNames": {f"#f{i}": name for i, name in enumerate(names)},
-            "ExpressionAttributeValues": {
-                f":f{i}": wire_value(figures[name]) for i, name in enumerate(names)
-            },
-        }
-
-    def _ensure_device(self, generation: int, device: str) -> None:
-        """Register the device in the devices list once per container (cheap, idempotent)."""
-        if (generation, device) in self._known_devices:
-            return
-        with contextlib.suppress(ConditionFailed):  # already listed
-            self.conditional(
-                "put_item",
-                TableName=self.table,
-                Item=wire({"pk": devices_pk(generation), "sk": device}),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        self._known_devices.add((generation, device))
 
     # -- repairs and control -------------------------------------------------------
 
@@ -216,6 +157,8 @@ class ReadModelStore(DynamoTable):
                 adds.append(f"#f{i} :d{i}")
         if not adds:
             return
+        adds.append("#v :one")
+        values[":one"] = wire_value(1)
         if not any("zero" in condition for condition in conditions):
             del values[":zero"]
         self.conditional(
@@ -224,7 +167,10 @@ class ReadModelStore(DynamoTable):
             Key=wire({"pk": bucket_pk(generation, device), "sk": sk}),
             UpdateExpression="ADD " + ", ".join(adds),
             ConditionExpression=" AND ".join(conditions),
-            ExpressionAttributeNames={f"#f{i}": name for i, name in enumerate(names)},
+            ExpressionAttributeNames={
+                **{f"#f{i}": name for i, name in enumerate(names)},
+                "#v": VERSION,
+            },
             ExpressionAttributeValues=values,
         )
 
@@ -390,9 +336,6 @@ class ReadModelStore(DynamoTable):
         hours): what sizes a parallel Scan."""
         described = self.call("describe_table", TableName=self.table)
         return int(described.get("Table", {}).get("TableSizeBytes", 0) or 0)
-
-    def ensure_device(self, generation: int, device: str) -> None:
-        self._ensure_device(generation, device)
 
     # -- plumbing ------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ API_HANDLER: Final = "video_index.handlers.api.handler"
 RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
+AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
@@ -27,6 +28,7 @@ API_SERVICE_NAME: Final = "video-index-api"
 RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
 DELETION_SERVICE_NAME: Final = "video-index-deletion"
+AGGREGATE_SERVICE_NAME: Final = "video-index-aggregate"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
@@ -34,6 +36,9 @@ PARTITIONS_REPAIRED_METRIC: Final = "PartitionsRepaired"
 #: Metric ingest and reconcile publish per object deleted again inside a recorded
 #: deletion window (docs/deletion.md: no resurrection).
 DELETION_ENFORCED_METRIC: Final = "DeletionEnforced"
+#: How old the newest change of a batch was when the stream consumer applied it (ms);
+#: the aggregation-lag alarm watches it (docs/read-model.md#aggregation-by-stream).
+AGGREGATION_LAG_METRIC: Final = "AggregationLag"
 
 # --- environment (runtime configuration, docs/operations.md) ------------------------------
 

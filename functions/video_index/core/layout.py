@@ -21,16 +21,19 @@ with one write to the control item.
   ``d<q>`` milliseconds of the segments *starting* in q; ``c<q>`` video segments
   that started earlier and still run at q's first instant; ``h`` the sum of the
   64-bit key hashes (read it mod 2^64). All-zero figures equal no bucket.
-  Video bucket items also hold ``r``, the video coverage of the hour (runs merged
-  with the gap tolerance, clipped to the hour, flattened ``[s1, e1, s2, e2, …]``
-  epoch ms) and its version ``rv``.
+  Video buckets also hold ``r``, the video coverage of the hour (segments clipped
+  to the hour, merged with the gap tolerance, flattened ``[s1, e1, s2, e2, …]``).
 * device — ``g<N>#devices`` / ``<device>``: the devices list, with each kind's
   totals ``n:<kind>``, ``b:<kind>``, ``d:<kind>`` and first/last start
-  ``f:<kind>``/``l:<kind>``, version ``v``.
-* Aggregated items (buckets, devices) carry ``w:<shard id>``: the sequence number of
-  the last stream record of that shard applied to them (exactly-once, docs/read-model.md).
-* control — ``control`` / ``aggregate``: per stream shard, the last record applied
-  (``s:<shard>``), its creation time (``a:<shard>``) and when (``t:<shard>``).
+  ``f:<kind>``/``l:<kind>``.
+* Buckets and device items are written by the stream consumer only (and by
+  reconcile's mend): each carries the stream sequence number of the last change
+  applied (``w`` on a bucket, ``w:<kind>`` on a device item: one lane per segment
+  partition) and a version ``v`` every writer compares and sets
+  (docs/read-model.md#aggregation-by-stream). ``m:<kind>`` on a device item is the
+  last barrier token the consumer passed for that kind.
+* control — ``control`` / ``aggregate``: when the consumer last applied a batch
+  (``t``), its newest record's creation time (``a``) and the difference (``lag_ms``).
 """
 
 from __future__ import annotations
@@ -48,24 +51,22 @@ GENERATION_SK: Final = "generation"
 RECONCILE_SK: Final = "reconcile"
 DEFAULT_GENERATION: Final = 1
 BUCKET_FIGURES: Final = ("n", "b", "d", "c")
-#: Control item of the stream consumer: per shard, the last record applied.
+#: Control item of the stream consumer: when it last applied a batch, and its lag.
 AGGREGATE_SK: Final = "aggregate"
-#: Video coverage of a bucket's hour, and its version (compare-and-set).
+#: Video coverage of a bucket's hour (flattened runs).
 RUNS: Final = "r"
-RUNS_VERSION: Final = "rv"
-#: Version of a device item's first/last starts (compare-and-set).
-DEVICE_VERSION: Final = "v"
-#: Prefix of a per-shard high-water mark on an aggregated item.
-HIGH_WATER_PREFIX: Final = "w:"
-#: Prefixes of the aggregate control item's per-shard attributes.
-CHECKPOINT_PREFIX: Final = "s:"
-CHECKPOINT_CREATED_PREFIX: Final = "a:"
-CHECKPOINT_AT_PREFIX: Final = "t:"
+#: Version of an aggregated item (bucket or device): every writer compares and sets it.
+VERSION: Final = "v"
+#: A bucket's high-water mark: the sequence number of the last change applied to it.
+HIGH_WATER: Final = "w"
+#: A segment item attribute a barrier sets; the consumer copies it to ``m:<kind>``.
+MARK: Final = "mark"
 
 
 def device_total(figure: str, kind: str) -> str:
     """A device item's attribute for one kind: ``n`` segments, ``b`` bytes, ``d``
-    duration ms, ``f`` first start, ``l`` last start (epoch ms)."""
+    duration ms, ``f`` first start, ``l`` last start (epoch ms), ``w`` high-water
+    mark, ``m`` barrier token passed."""
     return f"{figure}:{kind}"
 
 

@@ -193,8 +193,6 @@ class Reconciler:
                 result.fixed += 1
             if not dry_run:
                 self._ingestor.repair(parse_key(key), [generation])
-        if truth and not dry_run:
-            self._store.ensure_device(generation, partition.device)
         result.aggregates_fixed = self._mend_buckets(generation, partition, dry_run=dry_run)
         return result
 

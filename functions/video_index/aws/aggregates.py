@@ -1,0 +1,256 @@
+"""Data access of the stream consumer: bucket and device items, written versioned.
+
+Each aggregated item is read (or taken from this container's cache), the batch's
+entries newer than its high-water mark are applied, and the whole item is put back
+conditioned on the version it was computed from. A lost race (another consumer,
+or reconcile mending the item) returns the item as it now is, and the entries are
+applied to that instead; so no write is ever lost or doubled
+(docs/read-model.md#aggregation-by-stream).
+
+Coverage (``r``) only grows by union; when a segment stops being present the
+hour's coverage is counted again from the segment items, and a kind's first/last
+start the same way when the segment removed was at an edge. Those reads see the
+segment items as they are now, possibly ahead of the stream; that is safe because
+every later change of those items is still on its way and applied in turn.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from video_index.aggregate.plan import BucketEntry, BucketKey, DeviceEntry, DeviceKey
+from video_index.aws.dynamodb import ConditionFailed, DynamoTable, TransientStoreError, wire
+from video_index.core.keys import LONGEST_SEGMENT_MS, format_start
+from video_index.core.layout import (
+    AGGREGATE_SK,
+    CONTROL_PK,
+    HIGH_WATER,
+    RUNS,
+    VERSION,
+    bucket_hour_ms,
+    bucket_pk,
+    device_total,
+    devices_pk,
+    segment_pk,
+)
+from video_index.core.ranges import add_runs, clip_to_hours, flatten, merge_ranges
+from video_index.core.timeunits import HOUR_MS, from_epoch_ms
+
+#: Attempts at one item before the batch is failed (and retried by Lambda).
+_ATTEMPTS = 8
+#: Items remembered per container: a shard's consumer mostly writes the same items.
+_CACHE_ITEMS = 4096
+
+Item = dict[str, Any]
+
+
+class AggregateStore(DynamoTable):
+    """Versioned read-modify-write of bucket and device items, with a cache."""
+
+    def __init__(self, client: Any, table: str, *, gap_tolerance_ms: int) -> None:
+        super().__init__(client, table)
+        self._gap = gap_tolerance_ms
+        self._cache: OrderedDict[tuple[str, str], Item | None] = OrderedDict()
+
+    # -- buckets -------------------------------------------------------------------
+
+    def apply_bucket(self, key: BucketKey, entries: Sequence[BucketEntry]) -> None:
+        generation, device, sk = key
+        pk = bucket_pk(generation, device)
+        item = self._item(pk, sk)
+        for _ in range(_ATTEMPTS):
+            pending = [entry for entry in entries if entry.seq > str(item.get(HIGH_WATER, ""))]
+            if not pending:
+                return
+            new = dict(item)
+            for entry in pending:
+                for name, value in entry.figures.items():
+                    new[name] = int(new.get(name, 0)) + value
+            if any(entry.removed for entry in pending):
+                new[RUNS] = self._count_runs(generation, device, sk)
+            elif any(entry.added for entry in pending):
+                added = [piece for entry in pending for piece in entry.added]
+                new[RUNS] = add_runs(item.get(RUNS, []), added, self._gap)
+            if not new.get(RUNS):
+                new.pop(RUNS, None)
+            new[HIGH_WATER] = max(entry.seq for entry in pending)
+            try:
+                self._put(pk, sk, item, new)
+                return
+            except ConditionFailed as moved:
+                item = self._moved(pk, sk, moved)
+        raise _contended(pk, sk)
+
+    def _count_runs(self, generation: int, device: str, sk: str) -> list[int]:
+        """The hour's coverage from the present video segment items that reach into it."""
+        kind, hour = bucket_hour_ms(sk)
+        pieces = []
+        for item in self.query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            FilterExpression="present = :yes",
+            ProjectionExpression="#start, #end",
+            ExpressionAttributeNames={"#start": "start", "#end": "end"},
+            ExpressionAttributeValues=wire(
+                {
+                    ":pk": segment_pk(generation, device, kind),
+                    ":low": format_start(from_epoch_ms(hour - LONGEST_SEGMENT_MS)),
+                    ":high": format_start(from_epoch_ms(hour + HOUR_MS)),
+                    ":yes": True,
+                }
+            ),
+        ):
+            for piece_hour, start, end in clip_to_hours(
+                int(item["start"]), int(item["end"]), HOUR_MS
+            ):
+                if piece_hour == hour:
+                    pieces.append((start, end))
+        return flatten(merge_ranges(pieces, self._gap))
+
+    # -- devices -------------------------------------------------------------------
+
+    def apply_device(self, key: DeviceKey, entries: Sequence[DeviceEntry]) -> None:
+        generation, device = key
+        pk = devices_pk(generation)
+        item = self._item(pk, device)
+        for _ in range(_ATTEMPTS):
+            new = dict(item)
+            changed = False
+            for kind in sorted({entry.kind for entry in entries}):
+                water = str(item.get(device_total("w", kind), ""))
+                pending = [e for e in entries if e.kind == kind and e.seq > water]
+                if pending:
+                    self._apply_kind(new, generation, device, kind, pending)
+                    changed = True
+            if not changed:
+                return
+            try:
+                self._put(pk, device, item, new)
+                return
+            except ConditionFailed as moved:
+                item = self._moved(pk, device, moved)
+        raise _contended(pk, device)
+
+    def _apply_kind(
+        self, item: Item, generation: int, device: str, kind: str, pending: list[DeviceEntry]
+    ) -> None:
+        n, b, d, f, last = (device_total(name, kind) for name in "nbdfl")
+        for entry in pending:
+            item[n] = int(item.get(n, 0)) + entry.count
+            item[b] = int(item.get(b, 0)) + entry.size
+            item[d] = int(item.get(d, 0)) + entry.duration
+            if entry.mark is not None:
+                item[device_total("m", kind)] = entry.mark
+        added = [e.added_start for e in pending if e.added_start is not None]
+        removed = {e.removed_start for e in pending if e.removed_start is not None}
+        edges = {int(item[name]) for name in (f, last) if name in item}
+        if item[n] <= 0:
+            item.pop(f, None)
+            item.pop(last, None)
+        elif removed & edges:
+            item[f] = self._edge(generation, device, kind, descending=False)
+            item[last] = self._edge(generation, device, kind, descending=True)
+        elif added:
+            item[f] = min([*added, *([int(item[f])] if f in item else [])])
+            item[last] = max([*added, *([int(item[last])] if last in item else [])])
+        item[device_total("w", kind)] = max(entry.seq for entry in pending)
+
+    def _edge(self, generation: int, device: str, kind: str, *, descending: bool) -> int | None:
+        """The first (or last) start of a present segment of the kind, read from its items."""
+        for item in self.query(
+            KeyConditionExpression="pk = :pk",
+            FilterExpression="present = :yes",
+            ProjectionExpression="#start",
+            ExpressionAttributeNames={"#start": "start"},
+            ExpressionAttributeValues=wire(
+                {":pk": segment_pk(generation, device, kind), ":yes": True}
+            ),
+            ScanIndexForward=not descending,
+        ):
+            return int(item["start"])
+        return None
+
+    # -- control -------------------------------------------------------------------
+
+    def record_batch(self, applied_ms: int, created_ms: int) -> None:
+        """When a batch was applied and how old its newest record was (the lag)."""
+        self.call(
+            "put_item",
+            TableName=self.table,
+            Item=wire(
+                {
+                    "pk": CONTROL_PK,
+                    "sk": AGGREGATE_SK,
+                    "t": applied_ms,
+                    "a": created_ms,
+                    "lag_ms": max(0, applied_ms - created_ms),
+                }
+            ),
+            ReturnConsumedCapacity="TOTAL",
+        )
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _item(self, pk: str, sk: str) -> Item:
+        if (pk, sk) in self._cache:
+            self._cache.move_to_end((pk, sk))
+            return dict(self._cache[(pk, sk)] or {"pk": pk, "sk": sk})
+        return self._read(pk, sk)
+
+    def _read(self, pk: str, sk: str) -> Item:
+        item = self.get_item({"pk": pk, "sk": sk}, consistent=True)
+        self._remember(pk, sk, item)
+        return _ints(item) if item else {"pk": pk, "sk": sk}
+
+    def _moved(self, pk: str, sk: str, moved: ConditionFailed) -> Item:
+        if moved.known and moved.current:
+            self._remember(pk, sk, moved.current)
+            return _ints(moved.current)
+        return self._read(pk, sk)
+
+    def _put(self, pk: str, sk: str, old: Item, new: Item) -> None:
+        """Put ``new`` if the item is still at ``old``'s version (or still absent)."""
+        version = old.get(VERSION)
+        new = {**new, "pk": pk, "sk": sk, VERSION: int(version or 0) + 1}
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": wire(new),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if version is None:
+            request["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            request["ConditionExpression"] = "#v = :v"
+            request["ExpressionAttributeNames"] = {"#v": VERSION}
+            request["ExpressionAttributeValues"] = wire({":v": int(version)})
+        try:
+            self.conditional("put_item", **request)
+        except ConditionFailed:
+            self._cache.pop((pk, sk), None)
+            raise
+        self._remember(pk, sk, new)
+
+    def _remember(self, pk: str, sk: str, item: Item | None) -> None:
+        self._cache[(pk, sk)] = _ints(item) if item else None
+        self._cache.move_to_end((pk, sk))
+        while len(self._cache) > _CACHE_ITEMS:
+            self._cache.popitem(last=False)
+
+
+def _ints(item: Item) -> Item:
+    """Numbers as ints (DynamoDB returns Decimals); lists of numbers likewise."""
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Decimal):
+            return int(v)
+        if isinstance(v, list):
+            return [value(x) for x in v]
+        return v
+
+    return {name: value(v) for name, v in item.items()}
+
+
+def _contended(pk: str, sk: str) -> TransientStoreError:
+    return TransientStoreError(f"aggregate item {pk}/{sk} kept changing; retrying the batch")
