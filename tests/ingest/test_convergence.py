@@ -3,10 +3,12 @@
 Given a random history of uploads, overwrites, deletes, lifecycle expirations and
 permanent version deletions on a versioned bucket, when every resulting event is
 delivered 1-3 times, shuffled, batched and processed by 4 concurrent workers
-through transient DynamoDB/S3 failures that SQS-style redelivery retries, then the
-read model equals an independent projection of the bucket listing: segments,
-bucket figures, fingerprints, ranges and the devices list. Runs on moto and on
-DynamoDB Local.
+through transient DynamoDB/S3 failures that SQS-style redelivery retries, and the
+table's stream is aggregated meanwhile and afterwards by a consumer whose batches
+are cut anywhere, delivered again, resumed, bisected, failed transiently and
+killed mid-batch, then the read model equals an independent projection of the
+bucket listing: segments, bucket figures, fingerprints, hour coverage, device
+totals, ranges and the devices list. Runs on moto and on DynamoDB Local.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from tests.support import events as ev
+from tests.support.aggregation import streams_client
 from tests.support.aws_doubles import DYNAMODB_FAULTS, S3_FAULTS, FlakyClient, SerializedClient
 from tests.support.read_model_view import view
-from tests.support.reference_projection import list_bucket, project, ranges
+from tests.support.reference_projection import list_bucket, project, ranges, with_aggregates
 from tests.support.s3_world import DEVICES, OTHER_KEYS, Op, World, ops, segments
+from tests.support.stream_delivery import ChaoticStreamSource, Killer
 from tests.support.tables import make_table_factory
+from video_index.aggregate.consumer import Aggregator
+from video_index.aws.aggregates import AggregateStore
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import SegmentKey, format_key
@@ -39,7 +45,8 @@ WORKERS = 4
 FAULT_RATE = 0.08
 TOLERANCE_MS = 1000
 MAX_DELIVERIES = 60
-DYNAMODB_OPS = frozenset({"get_item", "put_item", "transact_write_items"})
+DYNAMODB_OPS = frozenset({"get_item", "put_item", "transact_write_items", "query"})
+KILL_RATE = 0.03
 
 
 # -- delivery: SQS-like, at least once, any order, concurrent workers --------------------
@@ -101,6 +108,12 @@ def deliver(world: World, services: list[IngestService], rng: random.Random) -> 
     return attempts
 
 
+def _consume_until(stream: ChaoticStreamSource, done: threading.Event) -> None:
+    while not done.is_set():
+        stream.drain()
+        done.wait(0.01)
+
+
 def run_world(
     engine: str, request: pytest.FixtureRequest, pool: list[str], history: list[Op], seed: int
 ) -> None:
@@ -129,14 +142,40 @@ def run_world(
             for _ in range(WORKERS)
         ]
 
-        # When: every event delivered, retried until it sticks
-        deliver(world, services, rng)
+        consumer_ddb = Killer(
+            FlakyClient(ddb, DYNAMODB_FAULTS, FAULT_RATE, seed + 2, DYNAMODB_OPS), KILL_RATE, seed
+        )
+        aggregator = Aggregator(
+            ReadModelStore(consumer_ddb, table, tombstone_days=35),
+            AggregateStore(consumer_ddb, table, gap_tolerance_ms=TOLERANCE_MS),
+        )
+        stream = ChaoticStreamSource(
+            ddb,
+            SerializedClient(streams_client(ddb_raw), lock),
+            table,
+            aggregator.handle,
+            seed=seed,
+            batch_size=rng.randint(1, 50),
+        )
+
+        # When: every event delivered, retried until it sticks, while the stream is consumed
+        done = threading.Event()
+        consumer = threading.Thread(target=_consume_until, args=(stream, done))
+        consumer.start()
+        try:
+            deliver(world, services, rng)
+        finally:
+            done.set()
+            consumer.join()
+        stream.drain()  # and what ingest wrote last
 
         # Then: the read model is P(S3), item for item
-        expected = project(list_bucket(s3_raw, bucket))
+        expected = with_aggregates(project(list_bucket(s3_raw, bucket)), TOLERANCE_MS)
         actual = view(ddb_raw, table)
         assert actual.segments == expected.segments
         assert actual.buckets == expected.buckets
+        assert actual.runs == expected.runs
+        assert actual.totals == expected.totals
         live_devices = {device for (device, _, _), _f in actual.buckets.items()}
         assert expected.devices <= actual.devices
         assert live_devices == expected.devices
@@ -154,7 +193,7 @@ def run_world(
 
 @pytest.mark.parametrize("engine", ["moto", "dynamodb_local"])
 @settings(
-    max_examples=200,
+    max_examples=80,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
     deadline=None,
     suppress_health_check=[

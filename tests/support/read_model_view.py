@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -9,6 +10,9 @@ from boto3.dynamodb.types import TypeDeserializer
 from tests.support.reference_projection import RefModel, RefSegment
 
 _des = TypeDeserializer().deserialize
+#: A bucket's figures (docs/read-model.md); its other attributes are the consumer's.
+FIGURE = re.compile(r"^([nbdc][0-3]|h)$")
+TOTAL = re.compile(r"^([nbdfl]):(video|sensor|analysis)$")
 
 
 def scan_items(client: Any, table: str) -> list[dict[str, Any]]:
@@ -48,10 +52,21 @@ def view(client: Any, table: str, generation: int = 1) -> RefModel:
             figures = {
                 name: int(value)
                 for name, value in item.items()
-                if name not in ("pk", "sk") and int(value) != 0
+                if FIGURE.match(name) and int(value) != 0
             }
             if figures:
                 model.buckets[(device, kind, hour)] = figures
+            if item.get("r"):
+                model.runs[(device, hour)] = [int(edge) for edge in item["r"]]
         elif item_type == "devices":
             model.devices.add(sk)
+            totals: dict[str, dict[str, int]] = {}
+            for name, value in item.items():
+                if match := TOTAL.match(name):
+                    totals.setdefault(match[2], {})[match[1]] = int(value)
+            for kind, figures in totals.items():
+                if figures.get("n", 0):
+                    model.totals[(sk, kind)] = tuple(  # type: ignore[assignment]
+                        figures.get(name, -1) for name in "nbdfl"
+                    )
     return model

@@ -48,6 +48,10 @@ class RefModel:
     segments: dict[tuple[str, str, str], RefSegment] = field(default_factory=dict)
     buckets: dict[tuple[str, str, str], dict[str, int]] = field(default_factory=dict)
     devices: set[str] = field(default_factory=set)
+    #: (device, UTC hour label) -> video coverage of the hour, flattened [s1, e1, ...]
+    runs: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    #: (device, kind) -> (segments, bytes, duration ms, first start, last start)
+    totals: dict[tuple[str, str], tuple[int, int, int, int, int]] = field(default_factory=dict)
 
 
 def parse(key: str) -> RefSegment | None:
@@ -113,6 +117,38 @@ def project(listing: list[dict[str, Any]]) -> RefModel:
                 t += QUARTER
     model.buckets = {k: {n: v for n, v in f.items() if v} for k, f in buckets.items()}
     model.buckets = {k: f for k, f in model.buckets.items() if f}
+    return model
+
+
+def with_aggregates(model: RefModel, tolerance: int) -> RefModel:
+    """``model`` with each hour's video coverage and each kind's totals, recounted."""
+    pieces: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    totals: dict[tuple[str, str], list[RefSegment]] = defaultdict(list)
+    for seg in model.segments.values():
+        totals[(seg.device, seg.kind)].append(seg)
+        if seg.kind != "video":
+            continue
+        hour = seg.start - seg.start % HOUR
+        while hour < seg.end:
+            piece = (max(seg.start, hour), min(seg.end, hour + HOUR))
+            pieces[(seg.device, hour_label(hour))].append(piece)
+            hour += HOUR
+    for (device, hour), spans in pieces.items():
+        merged: list[list[int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1] + tolerance:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        model.runs[(device, hour)] = [edge for run in merged for edge in run]
+    for key, segs in totals.items():
+        model.totals[key] = (
+            len(segs),
+            sum(s.size for s in segs),
+            sum(s.end - s.start for s in segs),
+            min(s.start for s in segs),
+            max(s.start for s in segs),
+        )
     return model
 
 

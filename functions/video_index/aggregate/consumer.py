@@ -89,7 +89,12 @@ class Aggregator:
             delivered[change.seq] = record["dynamodb"]["SequenceNumber"]
         if not changes:
             return result
-        live = set(self._store.generations())
+        try:
+            live = set(self._store.generations())
+        except ServiceError as exc:
+            logger.warning("generations unreadable; the batch is retried", error=str(exc))
+            result.failed_from = delivered[changes[0].seq]
+            return result
         changes = [change for change in changes if change.generation in live]
         plan = plan_batch(changes)
         work: list[tuple[object, Callable[[], None], str]] = [
@@ -113,7 +118,10 @@ class Aggregator:
         result.applied = len(changes)
         result.newest_created_ms = max((c.created_ms for c in changes), default=0)
         if changes:
-            self._aggregates.record_batch(int(self._clock() * 1000), result.newest_created_ms)
+            try:  # for `video-index status`; the metric above is the alarm's source
+                self._aggregates.record_batch(int(self._clock() * 1000), result.newest_created_ms)
+            except ServiceError as exc:
+                logger.warning("aggregation lag not recorded", error=str(exc))
         return result
 
 

@@ -150,8 +150,12 @@ class AggregateStore(DynamoTable):
             item.pop(f, None)
             item.pop(last, None)
         elif removed & edges:
-            item[f] = self._edge(generation, device, kind, descending=False)
-            item[last] = self._edge(generation, device, kind, descending=True)
+            for name, descending in ((f, False), (last, True)):
+                edge = self._edge(generation, device, kind, descending=descending)
+                if edge is None:  # every segment is gone again; their changes are on the way
+                    item.pop(name, None)
+                else:
+                    item[name] = edge
         elif added:
             item[f] = min([*added, *([int(item[f])] if f in item else [])])
             item[last] = max([*added, *([int(item[last])] if last in item else [])])
