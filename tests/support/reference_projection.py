@@ -128,11 +128,11 @@ def with_aggregates(model: RefModel, tolerance: int) -> RefModel:
         totals[(seg.device, seg.kind)].append(seg)
         if seg.kind != "video":
             continue
-        hour = seg.start - seg.start % HOUR
-        while hour < seg.end:
-            piece = (max(seg.start, hour), min(seg.end, hour + HOUR))
-            pieces[(seg.device, hour_label(hour))].append(piece)
-            hour += HOUR
+        at = seg.start - seg.start % HOUR
+        while at < seg.end:
+            piece = (max(seg.start, at), min(seg.end, at + HOUR))
+            pieces[(seg.device, hour_label(at))].append(piece)
+            at += HOUR
     for (device, hour), spans in pieces.items():
         merged: list[list[int]] = []
         for start, end in sorted(spans):
