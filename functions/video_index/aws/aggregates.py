@@ -176,6 +176,42 @@ class AggregateStore(DynamoTable):
             return int(item["start"])
         return None
 
+    def recount_totals(self, generation: int, device: str, kind: str) -> None:
+        """A kind's totals recounted from its buckets and its segment items' edges (reconcile
+        mends them after mending the buckets; the stream consumer never needs this)."""
+        count = size = duration = 0
+        for bucket in self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :kind)",
+            ExpressionAttributeValues=wire(
+                {":pk": bucket_pk(generation, device), ":kind": f"{kind}#"}
+            ),
+        ):
+            for q in range(4):
+                count += int(bucket.get(f"n{q}", 0))
+                size += int(bucket.get(f"b{q}", 0))
+                duration += int(bucket.get(f"d{q}", 0))
+        pk = devices_pk(generation)
+        item = self._read(pk, device)
+        for _ in range(_ATTEMPTS):
+            new = dict(item)
+            new[device_total("n", kind)] = count
+            new[device_total("b", kind)] = size
+            new[device_total("d", kind)] = duration
+            for figure, descending in (("f", False), ("l", True)):
+                edge = (
+                    self._edge(generation, device, kind, descending=descending) if count else None
+                )
+                if edge is None:
+                    new.pop(device_total(figure, kind), None)
+                else:
+                    new[device_total(figure, kind)] = edge
+            try:
+                self._put(pk, device, item, new)
+                return
+            except ConditionFailed as moved:
+                item = self._moved(pk, device, moved)
+        raise _contended(pk, device)
+
     # -- control -------------------------------------------------------------------
 
     def record_batch(self, applied_ms: int, created_ms: int) -> None:

@@ -29,8 +29,12 @@ from video_index.core.layout import (
     CONTROL_PK,
     DEFAULT_GENERATION,
     GENERATION_SK,
+    MARK,
+    RUNS,
     VERSION,
     bucket_pk,
+    device_total,
+    devices_pk,
     segment_pk,
     segment_sk,
 )
@@ -110,6 +114,7 @@ class ReadModelStore(DynamoTable):
             expires_at=None if new.present else int(self._clock()) + self._tombstone_seconds,
             container=container if new.present else None,
             init_end=init_end if new.present else None,
+            at=int(self._clock() * 1000),
         )
         put: dict[str, Any] = {
             "TableName": self.table,
@@ -126,52 +131,87 @@ class ReadModelStore(DynamoTable):
         except ConditionFailed as moved:
             raise _segment_moved(moved.current) from None
 
+    # -- barriers (video_index.aggregate.barrier) ----------------------------------
+
+    def mark_lane(self, generation: int, device: str, kind: str, token: str) -> bool:
+        """Set ``token`` on one segment item of the partition; False when it has none."""
+        pk = segment_pk(generation, device, kind)
+        items, _ = self.query_partition(pk, limit=1)
+        if not items:
+            return False
+        try:
+            self.conditional(
+                "update_item",
+                TableName=self.table,
+                Key=wire({"pk": pk, "sk": items[0]["sk"]}),
+                UpdateExpression="SET #mark = :token",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#mark": MARK},
+                ExpressionAttributeValues=wire({":token": token}),
+            )
+        except ConditionFailed:  # removed by its TTL meanwhile: try the next item
+            return self.mark_lane(generation, device, kind, token)
+        return True
+
+    def lane_mark(self, generation: int, device: str, kind: str) -> str | None:
+        """The last token the consumer passed on this partition."""
+        item = self.get_item({"pk": devices_pk(generation), "sk": device}, consistent=True)
+        mark = (item or {}).get(device_total("m", kind))
+        return str(mark) if mark is not None else None
+
+    def lanes(self, generation: int) -> set[tuple[str, str]]:
+        """(device, kind) of every segment partition the consumer has seen in a generation."""
+        found = set()
+        for item in self.query_all(devices_pk(generation)):
+            for name in item:
+                figure, _, kind = name.partition(":")
+                if kind and figure in ("w", "m"):
+                    found.add((str(item["sk"]), kind))
+        return found
+
     # -- repairs and control -------------------------------------------------------
 
-    def adjust_bucket(
+    def mend_bucket(
         self,
         generation: int,
         device: str,
         sk: str,
         delta: dict[str, int],
-        seen: dict[str, int],
+        runs: list[int] | None,
+        version: int | None,
     ) -> None:
-        """ADD ``delta`` to a bucket item only if its figures are still ``seen``.
-
-        Used to mend aggregates that drifted from the segment items: the
-        condition makes the fix lose to any ingest transition that touched the
-        bucket since it was read (the caller re-reads and recomputes).
-        """
-        names = sorted(set(delta) | set(seen))
-        values: dict[str, Any] = {":zero": wire_value(0)}
-        conditions = []
-        adds = []
-        for i, name in enumerate(names):
-            if seen.get(name, 0):
-                values[f":s{i}"] = wire_value(seen[name])
-                conditions.append(f"#f{i} = :s{i}")
+        """ADD ``delta`` to a bucket item (and set its coverage to ``runs``) only if it is
+        still at ``version``: what reconcile does to a bucket that drifted from its
+        segment items. Losing to the stream consumer (or another mend) raises
+        :class:`ConditionFailed`; the caller re-reads and recomputes."""
+        names: dict[str, str] = {"#v": VERSION}
+        values: dict[str, Any] = {":one": 1}
+        adds = ["#v :one"]
+        for i, (name, value) in enumerate(sorted(delta.items())):
+            names[f"#f{i}"] = name
+            values[f":d{i}"] = value
+            adds.append(f"#f{i} :d{i}")
+        expression = "ADD " + ", ".join(adds)
+        if runs is not None:
+            names["#r"] = RUNS
+            if runs:
+                values[":r"] = runs
+                expression += " SET #r = :r"
             else:
-                conditions.append(f"(attribute_not_exists(#f{i}) OR #f{i} = :zero)")
-            if delta.get(name):
-                values[f":d{i}"] = wire_value(delta[name])
-                adds.append(f"#f{i} :d{i}")
-        if not adds:
-            return
-        adds.append("#v :one")
-        values[":one"] = wire_value(1)
-        if not any("zero" in condition for condition in conditions):
-            del values[":zero"]
+                expression += " REMOVE #r"
+        if version is None:
+            condition = "attribute_not_exists(#v)"
+        else:
+            condition = "#v = :v"
+            values[":v"] = version
         self.conditional(
             "update_item",
             TableName=self.table,
             Key=wire({"pk": bucket_pk(generation, device), "sk": sk}),
-            UpdateExpression="ADD " + ", ".join(adds),
-            ConditionExpression=" AND ".join(conditions),
-            ExpressionAttributeNames={
-                **{f"#f{i}": name for i, name in enumerate(names)},
-                "#v": VERSION,
-            },
-            ExpressionAttributeValues=values,
+            UpdateExpression=expression,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=wire(values),
         )
 
     def update_control(

@@ -10,7 +10,8 @@ Phases, all recorded in the control item (``pk=control, sk=generation``):
    code as ingest; a key ingest already wrote there is left alone (it is at
    least as fresh as the listing).
 3. **finish** — after every batch that could have missed the new generation
-   has ended (``settle_seconds``), a reconcile of the new generation catches
+   has ended (``settle_seconds``), a barrier waits until the stream consumer has
+   aggregated everything written so far, a reconcile of the new generation catches
    up; then one conditional write makes it ``current``. Readers (the API) only
    ever read ``current``, so they never see a partial generation.
 4. **drop** — after a grace period longer than the readers' generation cache,
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from video_index.aggregate.barrier import Barrier
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ConditionFailed, ReadModelStore
 from video_index.core.contract import REBUILD_DROP_GRACE_SECONDS
@@ -38,6 +40,7 @@ from video_index.core.layout import CONTROL_PK, DEFAULT_GENERATION, GENERATION_S
 from video_index.core.projection import ObjectState
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.fingerprints import Partition
+from video_index.ops.mend import Mender
 from video_index.ops.reconcile import Reconciler
 
 #: Longer than any ingest batch can run (the Lambda timeout): a batch that read the
@@ -94,10 +97,14 @@ class Rebuilder:
         objects: ObjectStore,
         ingestor: Ingestor,
         *,
+        barrier: Barrier,
+        mender: Mender,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._store = store
+        self._barrier = barrier
+        self._mender = mender
         self._objects = objects
         self._ingestor = ingestor
         self._clock = clock
@@ -199,7 +206,12 @@ class Rebuilder:
             "building = :g",
             {":phase": "catching-up", ":now": self._now(), ":g": generation},
         )
-        reconciler = Reconciler(self._store, self._objects, self._ingestor, clock=self._clock)
+        # The aggregation of what the build wrote, caught up before the reconcile compares.
+        lanes = self._store.lanes(status.current) | self._store.lanes(generation)
+        self._barrier.pass_(generation, lanes)
+        reconciler = Reconciler(
+            self._store, self._objects, self._ingestor, mender=self._mender, clock=self._clock
+        )
         reconciler.run(
             self._objects.list(KEY_PREFIX), source="list", generation=generation, force=True
         )

@@ -38,7 +38,7 @@ from typing import Any, Final
 from aws_lambda_powertools import Logger
 
 from video_index.aws.objects import ListedObject, ObjectStore
-from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
+from video_index.aws.store import ReadModelStore
 from video_index.core.keys import (
     KINDS,
     MAX_DURATION_MS,
@@ -49,14 +49,11 @@ from video_index.core.keys import (
 )
 from video_index.core.layout import (
     RECONCILE_SK,
-    bucket_pk,
-    bucket_sk,
     key_of_segment_item,
     segment_pk,
 )
-from video_index.core.projection import contribution
 from video_index.core.settings import DEFAULT_MAX_REMOVE_SHARE
-from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
+from video_index.core.timeunits import DAY_MS, from_epoch_ms
 from video_index.deletion.enforcement import Enforcer
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.columnar import KeyCounts, compare, merge
@@ -67,6 +64,7 @@ from video_index.ops.mapreduce import (
     fingerprint_objects,
     read_model_partial,
 )
+from video_index.ops.mend import Mender
 from video_index.ops.payloads import ShardCounts, UnitCounts
 from video_index.ops.report import (
     SAMPLES,
@@ -96,10 +94,12 @@ class Reconciler:
         objects: ObjectStore,
         ingestor: Ingestor,
         *,
+        mender: Mender,
         clock: Callable[[], float] = time.time,
         enforcer: Enforcer | None = None,
     ) -> None:
         self._store = store
+        self._mender = mender
         self._objects = objects
         self._ingestor = ingestor
         self._clock = clock
@@ -193,7 +193,7 @@ class Reconciler:
                 result.fixed += 1
             if not dry_run:
                 self._ingestor.repair(parse_key(key), [generation])
-        result.aggregates_fixed = self._mend_buckets(generation, partition, dry_run=dry_run)
+        result.aggregates_fixed = self._mender.mend(generation, partition, dry_run=dry_run)
         return result
 
     def _listed(self, partition: Partition) -> dict[str, tuple[int, str]]:
@@ -257,49 +257,6 @@ class Reconciler:
             for item in self._segments(generation, partition, start, start + DAY_MS)
         }
 
-    def _mend_buckets(self, generation: int, partition: Partition, *, dry_run: bool) -> int:
-        """Make the partition's bucket items equal to the projection of its segment items."""
-        start = partition.start_ms
-        low_sk, high_sk = (
-            bucket_sk(partition.kind, start),
-            bucket_sk(partition.kind, start + DAY_MS - HOUR_MS),
-        )
-        pk = bucket_pk(generation, partition.device)
-        for _ in range(FIX_ATTEMPTS):
-            # Buckets first, then segments: a transition between the two reads shows
-            # in the bucket condition below and the attempt starts over.
-            seen = {
-                str(item["sk"]): _figures(item)
-                for item in self._store.query_range(pk, low_sk, high_sk)
-            }
-            expected: dict[str, dict[str, int]] = {}
-            # Coverage (c) of the day's first hour comes from video that began up to an hour before.
-            for item in self._segments(generation, partition, start - HOUR_MS, start + DAY_MS):
-                key = key_of_segment_item(
-                    segment_pk(generation, partition.device, partition.kind), str(item["sk"])
-                )
-                for sk, figures in contribution(parse_key(key), int(item["size"])).items():
-                    if low_sk <= sk <= high_sk:
-                        into = expected.setdefault(sk, {})
-                        for name, value in figures.items():
-                            into[name] = into.get(name, 0) + value
-            fixes = {
-                sk: delta
-                for sk in set(seen) | set(expected)
-                if (delta := _difference(expected.get(sk, {}), seen.get(sk, {})))
-            }
-            if dry_run or not fixes:
-                return len(fixes)
-            try:
-                for sk, delta in sorted(fixes.items()):
-                    self._store.adjust_bucket(
-                        generation, partition.device, sk, delta, seen.get(sk, {})
-                    )
-                return len(fixes)
-            except ConditionFailed:
-                continue
-        raise TransientStoreError(f"buckets of {partition} kept changing; retry later")
-
     def record(self, report: ReconcileReport) -> None:
         """Keep the last run's summary in the control item (``video-index status``)."""
         self._store.put_control(RECONCILE_SK, summary(report))
@@ -342,22 +299,6 @@ class Reconciler:
         if report.refusal is not None:
             raise ReconcileRefused(report)
         return report
-
-
-def _figures(item: dict[str, Any]) -> dict[str, int]:
-    return {
-        name: int(value)
-        for name, value in item.items()
-        if name not in ("pk", "sk") and int(value) != 0
-    }
-
-
-def _difference(expected: dict[str, int], seen: dict[str, int]) -> dict[str, int]:
-    return {
-        name: delta
-        for name in set(expected) | set(seen)
-        if (delta := expected.get(name, 0) - seen.get(name, 0))
-    }
 
 
 def _now_iso(clock: Callable[[], float]) -> str:

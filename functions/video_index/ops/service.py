@@ -10,10 +10,12 @@ Functions (the map and the reduce as Distributed Maps). The logic lives in
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from video_index.aggregate.barrier import Barrier
+from video_index.aws.aggregates import AggregateStore
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ReadModelStore, build_store
@@ -37,6 +39,7 @@ from video_index.ops.mapreduce import (
     decide,
     run_locally,
 )
+from video_index.ops.mend import Mender
 from video_index.ops.payloads import FingerprintPlan, FingerprintUnit, S3Location, UnitBatchInput
 from video_index.ops.rebuild import Rebuilder
 from video_index.ops.reconcile import Plan, Reconciler
@@ -245,17 +248,26 @@ class Ops:
         return self.store
 
 
-def build_ops(settings: Settings, clients: Clients) -> Ops:
+def build_ops(
+    settings: Settings, clients: Clients, *, pump: Callable[[], object] | None = None
+) -> Ops:
+    """The ops objects of a deployment. ``pump`` delivers the table's stream to the
+    consumer where none runs (tests in one process); deployed, Lambda does."""
     store = build_store(settings, clients)
     segments = ObjectStore(clients.s3, settings.bucket)
     ingestor = Ingestor(store, segments)
-    rebuilder = Rebuilder(store, segments, ingestor)
+    barrier = Barrier(store, pump=pump)
+    aggregates = AggregateStore(
+        clients.dynamodb, settings.table, gap_tolerance_ms=settings.gap_tolerance_ms
+    )
+    mender = Mender(store, aggregates, barrier, gap_tolerance_ms=settings.gap_tolerance_ms)
+    rebuilder = Rebuilder(store, segments, ingestor, barrier=barrier, mender=mender)
     ops = Ops(
         settings=settings,
         clients=clients,
         segments=segments,
         reconciler=Reconciler(
-            store, segments, ingestor, enforcer=build_enforcer(settings, clients)
+            store, segments, ingestor, mender=mender, enforcer=build_enforcer(settings, clients)
         ),
         rebuilder=rebuilder,
         store=store,

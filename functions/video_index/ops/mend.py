@@ -1,0 +1,147 @@
+"""Mending aggregates that drifted from the segment items (reconcile's last step).
+
+The stream consumer keeps buckets and device totals exact, so drift here means a
+lost stream (the consumer stopped for longer than the stream keeps records) or
+damage. The segment items are the truth. Because the consumer may still be
+applying changes, a mend first passes a barrier (every change made before it is
+aggregated), then recomputes, and leaves alone any partition whose segment items
+changed after the barrier: their records are still on their way, and adding them
+here too would count them twice. The next run mends what was left
+(docs/read-model.md#barriers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+from aws_lambda_powertools import Logger
+
+from video_index.aggregate.barrier import Barrier
+from video_index.aws.aggregates import AggregateStore
+from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
+from video_index.core.keys import format_start, parse_key
+from video_index.core.layout import (
+    RUNS,
+    VERSION,
+    bucket_pk,
+    bucket_sk,
+    key_of_segment_item,
+    segment_pk,
+)
+from video_index.core.projection import contribution
+from video_index.core.ranges import clip_to_hours, flatten, merge_ranges
+from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
+from video_index.ops.fingerprints import Partition
+
+logger = Logger(child=True)
+
+FIX_ATTEMPTS: Final = 8
+#: Clock difference tolerated between the writers of segment items and the barrier.
+CLOCK_MARGIN_MS: Final = 2_000
+#: A bucket's figures (its other attributes belong to the consumer).
+FIGURES: Final = frozenset(f"{f}{q}" for f in "nbdc" for q in range(4)) | {"h"}
+
+#: bucket sort key -> (figure deltas, coverage to set or None)
+Fixes = dict[str, tuple[dict[str, int], list[int] | None]]
+
+
+class Mender:
+    def __init__(
+        self,
+        store: ReadModelStore,
+        aggregates: AggregateStore,
+        barrier: Barrier,
+        *,
+        gap_tolerance_ms: int,
+    ) -> None:
+        self._store = store
+        self._aggregates = aggregates
+        self._barrier = barrier
+        self._gap = gap_tolerance_ms
+
+    def mend(self, generation: int, partition: Partition, *, dry_run: bool) -> int:
+        """Make the partition's buckets (and its kind's totals) equal to the projection of
+        its segment items; the number of buckets that differed."""
+        fixes, _, _ = self._differences(generation, partition)
+        if dry_run or not fixes:
+            return len(fixes)
+        marked = self._barrier.pass_(generation, [(partition.device, partition.kind)])
+        for _ in range(FIX_ATTEMPTS):
+            fixes, versions, newest = self._differences(generation, partition)
+            if not fixes:
+                return 0
+            if newest >= marked - CLOCK_MARGIN_MS:
+                logger.info(
+                    "aggregates left for the next run: segments changed", partition=str(partition)
+                )
+                return 0
+            try:
+                for sk, (delta, runs) in sorted(fixes.items()):
+                    self._store.mend_bucket(
+                        generation, partition.device, sk, delta, runs, versions.get(sk)
+                    )
+            except ConditionFailed:
+                continue
+            self._aggregates.recount_totals(generation, partition.device, partition.kind)
+            return len(fixes)
+        raise TransientStoreError(f"buckets of {partition} kept changing; retry later")
+
+    def _differences(
+        self, generation: int, partition: Partition
+    ) -> tuple[Fixes, dict[str, int | None], int]:
+        """What differs, the buckets' versions as read, and the newest segment write (ms)."""
+        start = partition.start_ms
+        low, high = (
+            bucket_sk(partition.kind, start),
+            bucket_sk(partition.kind, start + DAY_MS - HOUR_MS),
+        )
+        seen: dict[str, dict[str, Any]] = {
+            str(item["sk"]): item
+            for item in self._store.query_range(bucket_pk(generation, partition.device), low, high)
+        }
+        expected: dict[str, dict[str, int]] = {}
+        pieces: dict[str, list[tuple[int, int]]] = {}
+        newest = 0
+        pk = segment_pk(generation, partition.device, partition.kind)
+        # Video that began up to an hour before the day reaches into its first hour.
+        for item in self._segments(pk, start - HOUR_MS, start + DAY_MS):
+            newest = max(newest, int(item.get("at", 0)))
+            if not item.get("present"):
+                continue
+            segment = parse_key(key_of_segment_item(pk, str(item["sk"])))
+            for sk, figures in contribution(segment, int(item["size"])).items():
+                if low <= sk <= high:
+                    into = expected.setdefault(sk, {})
+                    for name, value in figures.items():
+                        into[name] = into.get(name, 0) + value
+            if partition.kind == "video":
+                for hour, begin, end in clip_to_hours(segment.start_ms, segment.end_ms, HOUR_MS):
+                    if low <= (sk := bucket_sk(partition.kind, hour)) <= high:
+                        pieces.setdefault(sk, []).append((begin, end))
+        fixes: Fixes = {}
+        for sk in set(seen) | set(expected) | set(pieces):
+            held = seen.get(sk, {})
+            figures = {n: int(v) for n, v in held.items() if n in FIGURES}
+            want = expected.get(sk, {})
+            delta = {
+                name: diff
+                for name in set(want) | set(figures)
+                if (diff := want.get(name, 0) - figures.get(name, 0))
+            }
+            runs = None
+            if partition.kind == "video":
+                want_runs = flatten(merge_ranges(pieces.get(sk, []), self._gap))
+                if [int(edge) for edge in held.get(RUNS, [])] != want_runs:
+                    runs = want_runs
+            if delta or runs is not None:
+                fixes[sk] = (delta, runs)
+        versions = {
+            sk: int(item[VERSION]) if VERSION in item else None for sk, item in seen.items()
+        }
+        return fixes, versions, newest
+
+    def _segments(self, pk: str, start_ms: int, end_ms: int) -> Iterator[dict[str, Any]]:
+        low = format_start(from_epoch_ms(start_ms))
+        high = format_start(from_epoch_ms(end_ms - 1)) + "~"
+        return self._store.query_range(pk, low, high)
