@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
@@ -29,18 +31,32 @@ _ser = TypeSerializer().serialize
 BUCKET = ev.BUCKET
 
 
-def build(s3: Any, dynamodb: Any, table: str) -> tuple[IngestService, Reconciler]:
+@dataclass
+class Ingest:
+    """Ingest over one table, and its stream's consumer (drained by :func:`ingest_all`,
+    and by the reconciler's barrier)."""
+
+    service: IngestService
+    aggregation: Aggregation
+
+
+def build(s3: Any, dynamodb: Any, table: str) -> tuple[Ingest, Reconciler]:
     store = ReadModelStore(dynamodb, table, tombstone_days=35)
-    ingestor = Ingestor(store, ObjectStore(s3, BUCKET))
-    return IngestService(ingestor), Reconciler(
-        store, ObjectStore(s3, BUCKET), Ingestor(store, ObjectStore(s3, BUCKET))
+    aggregation = Aggregation(dynamodb, table)
+    service = Ingest(IngestService(Ingestor(store, ObjectStore(s3, BUCKET))), aggregation)
+    return service, Reconciler(
+        store,
+        ObjectStore(s3, BUCKET),
+        Ingestor(store, ObjectStore(s3, BUCKET)),
+        mender=aggregation.mender,
     )
 
 
-def ingest_all(service: IngestService, world: World) -> None:
+def ingest_all(ingest: Ingest, world: World) -> None:
     for record in world.events:
-        response = service.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
-        assert response == {"batchItemFailures": []}
+        event = ev.sqs_event(ev.sqs_record(ev.s3_notification(record)))
+        assert ingest.service.handle(event, None) == {"batchItemFailures": []}
+    ingest.aggregation.drain()
 
 
 def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
@@ -133,6 +149,7 @@ def test_one_reconcile_repairs_lost_ghost_and_corrupted_items(
         corrupt(dynamodb, table, rng)
         # When one reconcile runs from a listing
         reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list", force=True)
+        service.aggregation.drain()
         # Then the read model is P(S3) again, item for item
         expected = project(list_bucket(s3, BUCKET))
         actual = view(dynamodb, table)
@@ -197,6 +214,8 @@ def test_a_lagging_inventory_never_removes_live_objects_nor_adds_gone_ones(
     s3.delete_object(Bucket=BUCKET, Key=keys[1])  # deleted after the snapshot, event lost
     # When reconcile runs from the stale snapshot
     reconciler.run(snapshot, source="inventory", force=True)
+    Aggregation(dynamodb, table).drain()  # what the repairs wrote last (a new consumer
+    # re-reads the stream from its start: what was applied already changes nothing)
     # Then the partition was repaired from S3 itself (LIST + HEAD), not from the snapshot:
     # the object created since is kept, the one deleted since is not brought back
     actual = view(dynamodb, table)

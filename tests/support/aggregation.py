@@ -12,11 +12,13 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from video_index.aggregate.barrier import Barrier
 from video_index.aggregate.consumer import Aggregator
 from video_index.aws.aggregates import AggregateStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.local.streams import StreamEventSource
+from video_index.ops.mend import Mender
 
 
 def streams_client(dynamodb: Any) -> Any:
@@ -46,6 +48,11 @@ class Aggregation:
         self.aggregator = Aggregator(self.store, self.aggregates)
         self.source = StreamEventSource(
             dynamodb, streams_client(dynamodb), table, self.aggregator.handle
+        )
+        #: What reconcile and rebuild wait on: here the barrier delivers the stream itself.
+        self.barrier = Barrier(self.store, pump=self.drain)
+        self.mender = Mender(
+            self.store, self.aggregates, self.barrier, gap_tolerance_ms=gap_tolerance_ms
         )
 
     def drain(self) -> int:

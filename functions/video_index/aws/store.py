@@ -114,7 +114,6 @@ class ReadModelStore(DynamoTable):
             expires_at=None if new.present else int(self._clock()) + self._tombstone_seconds,
             container=container if new.present else None,
             init_end=init_end if new.present else None,
-            at=int(self._clock() * 1000),
         )
         put: dict[str, Any] = {
             "TableName": self.table,

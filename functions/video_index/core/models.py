@@ -38,9 +38,6 @@ class SegmentRecord(BaseModel):
     #: and for items written before the facts existed.
     container: str | None = None
     init_end: int | None = None
-    #: When this state was written (epoch ms): reconcile mends no aggregate whose
-    #: segment items changed after its barrier (docs/read-model.md#barriers).
-    at: int | None = None
 
     @property
     def state(self) -> ObjectState:

@@ -3,11 +3,12 @@
 The stream consumer keeps buckets and device totals exact, so drift here means a
 lost stream (the consumer stopped for longer than the stream keeps records) or
 damage. The segment items are the truth. Because the consumer may still be
-applying changes, a mend first passes a barrier (every change made before it is
-aggregated), then recomputes, and leaves alone any partition whose segment items
-changed after the barrier: their records are still on their way, and adding them
-here too would count them twice. The next run mends what was left
-(docs/read-model.md#barriers).
+applying changes, a mend reads the segment items, passes a barrier (every change
+made before it is aggregated) and reads again: when no segment item changed in
+between (``ver`` only grows), every state it read was written before the barrier,
+so the buckets read after it already hold all of them and the difference is
+drift. Otherwise it starts over; a change still on its way is never counted
+twice (docs/read-model.md#barriers).
 """
 
 from __future__ import annotations
@@ -37,8 +38,6 @@ from video_index.ops.fingerprints import Partition
 logger = Logger(child=True)
 
 FIX_ATTEMPTS: Final = 8
-#: Clock difference tolerated between the writers of segment items and the barrier.
-CLOCK_MARGIN_MS: Final = 2_000
 #: A bucket's figures (its other attributes belong to the consumer).
 FIGURES: Final = frozenset(f"{f}{q}" for f in "nbdc" for q in range(4)) | {"h"}
 
@@ -63,19 +62,17 @@ class Mender:
     def mend(self, generation: int, partition: Partition, *, dry_run: bool) -> int:
         """Make the partition's buckets (and its kind's totals) equal to the projection of
         its segment items; the number of buckets that differed."""
-        fixes, _, _ = self._differences(generation, partition)
+        fixes, _, before = self._differences(generation, partition)
         if dry_run or not fixes:
             return len(fixes)
-        marked = self._barrier.pass_(generation, [(partition.device, partition.kind)])
         for _ in range(FIX_ATTEMPTS):
-            fixes, versions, newest = self._differences(generation, partition)
+            self._barrier.pass_(generation, [(partition.device, partition.kind)])
+            fixes, versions, after = self._differences(generation, partition)
             if not fixes:
                 return 0
-            if newest >= marked - CLOCK_MARGIN_MS:
-                logger.info(
-                    "aggregates left for the next run: segments changed", partition=str(partition)
-                )
-                return 0
+            if after != before:  # a segment changed meanwhile: its change may be on its way
+                before = after
+                continue
             try:
                 for sk, (delta, runs) in sorted(fixes.items()):
                     self._store.mend_bucket(
@@ -89,8 +86,8 @@ class Mender:
 
     def _differences(
         self, generation: int, partition: Partition
-    ) -> tuple[Fixes, dict[str, int | None], int]:
-        """What differs, the buckets' versions as read, and the newest segment write (ms)."""
+    ) -> tuple[Fixes, dict[str, int | None], dict[str, int]]:
+        """What differs, the buckets' versions and the segment items' versions as read."""
         start = partition.start_ms
         low, high = (
             bucket_sk(partition.kind, start),
@@ -102,11 +99,11 @@ class Mender:
         }
         expected: dict[str, dict[str, int]] = {}
         pieces: dict[str, list[tuple[int, int]]] = {}
-        newest = 0
+        segment_versions: dict[str, int] = {}
         pk = segment_pk(generation, partition.device, partition.kind)
         # Video that began up to an hour before the day reaches into its first hour.
         for item in self._segments(pk, start - HOUR_MS, start + DAY_MS):
-            newest = max(newest, int(item.get("at", 0)))
+            segment_versions[str(item["sk"])] = int(item.get("ver", 0))
             if not item.get("present"):
                 continue
             segment = parse_key(key_of_segment_item(pk, str(item["sk"])))
@@ -139,7 +136,7 @@ class Mender:
         versions = {
             sk: int(item[VERSION]) if VERSION in item else None for sk, item in seen.items()
         }
-        return fixes, versions, newest
+        return fixes, versions, segment_versions
 
     def _segments(self, pk: str, start_ms: int, end_ms: int) -> Iterator[dict[str, Any]]:
         low = format_start(from_epoch_ms(start_ms))
