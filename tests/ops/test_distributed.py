@@ -124,6 +124,7 @@ def test_the_distributed_plan_finds_exactly_the_partitions_the_one_pass_plan_fin
         o = build_ops(
             Settings(bucket=BUCKET, table=table, reports_bucket=REPORTS),
             Clients(dynamodb=dynamodb, s3=s3, sqs=None),
+            pump=service.aggregation.drain,
         )
         # (units so small that each data file is split into parts; 3 Scan segments and
         # 3 reduce shards)
@@ -181,7 +182,11 @@ def test_the_distributed_listing_plan_equals_the_one_pass_listing_plan(
         world.upload(key, 0)
     ingest_all(service, world)
     corrupt(dynamodb, table, random.Random(3))
-    o = build_ops(Settings(bucket=BUCKET, table=table), Clients(dynamodb=dynamodb, s3=s3, sqs=None))
+    o = build_ops(
+        Settings(bucket=BUCKET, table=table),
+        Clients(dynamodb=dynamodb, s3=s3, sqs=None),
+        pump=service.aggregation.drain,
+    )
     o.sizing = Sizing(prefixes_per_unit=2, scan_segments=2, shards=2)
     # When a listing is fingerprinted in one pass and by device prefixes
     one = reconciler.plan(o.segments.list("v1/"), source="list", force=True)

@@ -13,6 +13,7 @@ import pytest
 from boto3.dynamodb.types import TypeSerializer
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.inventory_fixtures import destination_uri, write_inventory
 from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
@@ -53,6 +54,8 @@ def ops(aws: None, new_table: TableFactory) -> tuple[Ops, Any, str]:
     )
     for record in world.events:
         service.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
+    aggregation = Aggregation(dynamodb, table)
+    aggregation.drain()
     settings = Settings(
         bucket=BUCKET,
         table=table,
@@ -60,7 +63,11 @@ def ops(aws: None, new_table: TableFactory) -> tuple[Ops, Any, str]:
         inventory_destination=destination_uri(REPORTS, "inventory", BUCKET, "daily"),
     )
     return (
-        build_ops(settings, Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))),
+        build_ops(
+            settings,
+            Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs")),
+            pump=aggregation.drain,
+        ),
         dynamodb,
         table,
     )

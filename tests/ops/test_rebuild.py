@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation, streams_client
 from tests.support.aws_doubles import SerializedClient
 from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
@@ -65,7 +66,19 @@ class Setup:
         store = lambda: ReadModelStore(shared, table, tombstone_days=35)  # noqa: E731
         self.ingest = IngestService(Ingestor(store(), ObjectStore(self.s3, BUCKET)))
         objects = ObjectStore(self.s3, BUCKET)
-        self.rebuilder = Rebuilder(store(), objects, Ingestor(store(), objects))
+        streams = streams_client(dynamodb)
+        self.aggregation = Aggregation(
+            shared,
+            table,
+            streams=streams if engine == "dynamodb_local" else SerializedClient(streams, self.lock),
+        )
+        self.rebuilder = Rebuilder(
+            store(),
+            objects,
+            Ingestor(store(), objects),
+            barrier=self.aggregation.barrier,
+            mender=self.aggregation.mender,
+        )
         queries = Queries(
             store(),
             objects,
@@ -112,6 +125,7 @@ def setup(aws: None, engine: str, new_table: TableFactory) -> Setup:
     s = Setup(engine, dynamodb, table)
     for i in range(INITIAL):
         s.upload(i)
+    s.aggregation.drain()
     return s
 
 
@@ -139,7 +153,19 @@ def test_rebuild_while_ingesting_switches_atomically_to_an_exact_generation(setu
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=mutate), threading.Thread(target=read)]
+    def aggregate() -> None:  # the stream consumer, running as Lambda would
+        try:
+            while not done.is_set():
+                setup.aggregation.drain()
+                time.sleep(0.01)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=mutate),
+        threading.Thread(target=read),
+        threading.Thread(target=aggregate),
+    ]
     for thread in threads:
         thread.start()
     # When a rebuild runs meanwhile (short settle/grace for the test)
@@ -147,7 +173,9 @@ def test_rebuild_while_ingesting_switches_atomically_to_an_exact_generation(setu
     threads[0].join()
     done.set()
     threads[1].join()
+    threads[2].join()
     assert not errors, errors
+    setup.aggregation.drain()
     # Then readers never saw an empty or half-built model: the initial segments were
     # always all there, and never more than ever existed
     assert counts and min(counts) >= INITIAL and max(counts) <= INITIAL + 40

@@ -41,13 +41,18 @@ class Aggregation:
     """The consumer of one table, fed by its stream on :meth:`drain`."""
 
     def __init__(
-        self, dynamodb: Any, table: str, *, gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
+        self,
+        dynamodb: Any,
+        table: str,
+        *,
+        gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS,
+        streams: Any = None,
     ) -> None:
         self.store = ReadModelStore(dynamodb, table, tombstone_days=35)
         self.aggregates = AggregateStore(dynamodb, table, gap_tolerance_ms=gap_tolerance_ms)
         self.aggregator = Aggregator(self.store, self.aggregates)
         self.source = StreamEventSource(
-            dynamodb, streams_client(dynamodb), table, self.aggregator.handle
+            dynamodb, streams or streams_client(dynamodb), table, self.aggregator.handle
         )
         #: What reconcile and rebuild wait on: here the barrier delivers the stream itself.
         self.barrier = Barrier(self.store, pump=self.drain)
