@@ -250,3 +250,98 @@ def _decodes(key: str) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+#: Field values that break one rule each, or only just keep to it (by field of the grammar).
+AWKWARD_FIELDS = {
+    "device": ["cam-", "-cam", "Cam-a", "c", "a" * 64, "a" * 65, "cam_a", "c%2Fa", "cam.a", "é"],
+    "date": ["00010101", "00000101", "20261301", "20260229", "20240229", "20260431", "99991231"],
+    "clock": ["000000", "235959", "240000", "236000", "235960"],
+    "millis": ["000", "999", "99a"],
+    "duration": ["0", "1", "01", "3600000", "3600001", "86400000", "86400001", "999999999", "1e3"],
+    "id": ["a", "z9", "A0", "0" * 64, "0" * 65, "ab-c", "ab%2F"],
+    "ext": ["mp4", "ts", "json", "MP4", "mp4.gz"],
+    "kind": ["video", "sensor", "analysis", "audio", "VIDEO"],
+}
+
+
+@st.composite
+def awkward_keys(draw: st.DrawFn) -> str:
+    """A key assembled field by field, each field valid or awkward: URL-encoded slashes,
+    bad dates, leading zeros, out-of-range durations, other kinds and extensions, folders
+    that disagree with the start, S3 Inventory's encoded form of a valid key."""
+    segment = draw(segments())
+    fields = {
+        "kind": segment.kind,
+        "device": segment.device,
+        "date": f"{segment.start:%Y%m%d}",
+        "clock": f"{segment.start:%H%M%S}",
+        "millis": f"{segment.start.microsecond // 1000:03d}",
+        "duration": str(segment.duration_ms),
+        "id": segment.id,
+        "ext": segment.ext,
+    }
+    for name in draw(st.sets(st.sampled_from(sorted(AWKWARD_FIELDS)), max_size=2)):
+        fields[name] = draw(st.sampled_from(AWKWARD_FIELDS[name]))
+    date, clock = fields["date"], fields["clock"]
+    folders = f"{date[0:4]}/{date[4:6]}/{date[6:8]}/{clock[0:2]}"
+    if draw(st.integers(0, 9)) == 0:  # folders of another hour
+        folders = folders[:-2] + f"{(int(clock[0:2]) + 1) % 24:02d}"
+    start = f"{date}T{clock}.{fields['millis']}Z"
+    key = (
+        f"v1/{fields['kind']}/{fields['device']}/{folders}/"
+        f"{start}_{fields['duration']}_{fields['id']}.{fields['ext']}"
+    )
+    return key.replace("/", "%2F") if draw(st.integers(0, 19)) == 0 else key
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    keys=st.lists(st.one_of(awkward_keys(), near_keys()), min_size=1, max_size=40),
+    block=st.sampled_from([1, 3, 16_384]),
+)
+def test_column_parsing_gives_each_awkward_key_the_verdict_and_fields_of_classify_key(
+    keys: list[str], block: int
+) -> None:
+    import video_index.ops.keyparse as keyparse
+
+    # Given keys of a few layouts, some breaking exactly one rule of the grammar, parsed
+    # in blocks of any size (templates carried from block to block)
+    saved = keyparse._BLOCK_ROWS
+    keyparse._BLOCK_ROWS = block
+    try:
+        parsed = parse_keys(pa.array(keys, pa.string()))
+    finally:
+        keyparse._BLOCK_ROWS = saved
+    found = {
+        row: (kind, device, start, duration, hash_)
+        for row, kind, device, start, duration, hash_ in zip(
+            parsed.accepted.tolist(),
+            parsed.kind.tolist(),
+            parsed.device.to_pylist(),
+            parsed.start_ms.tolist(),
+            parsed.duration_ms.tolist(),
+            parsed.hash.tolist(),
+            strict=True,
+        )
+    }
+    layouts: dict[int, int] = {}
+    for row, key in enumerate(keys):
+        verdict = classify_key(key)
+        if row in found:
+            # Then every key it accepts is valid, with the fields classify_key gives it
+            assert isinstance(verdict, ValidKey), key
+            segment = verdict.segment
+            assert found[row] == (
+                ["video", "sensor", "analysis"].index(segment.kind),
+                segment.device,
+                segment.start_ms,
+                segment.duration_ms,
+                key_hash(key),
+            )
+        layouts[len(key)] = layouts.get(len(key), 0) + 1
+    # And with fewer keys of a length than it tries templates, no valid key is left over
+    # (what is left goes to classify_key, which rejects exactly the bad ones as before)
+    for row, key in enumerate(keys):
+        if isinstance(classify_key(key), ValidKey) and layouts[len(key)] <= 16:
+            assert row in found, key

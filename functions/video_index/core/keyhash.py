@@ -82,8 +82,8 @@ def key_hash(key: str) -> int:
 def key_hashes(keys: Any) -> Any:
     """:func:`key_hash` of every key of an Arrow string array (no nulls), as a numpy
     ``uint64`` array: XXH64 computed lane-wise, one group of keys of equal length at a
-    time (keys of one fleet come in a few lengths), each group a byte matrix whose
-    columns are the words XXH64 reads."""
+    time (keys of one fleet come in a few lengths), each group a byte matrix with one
+    row per key (:func:`xxh64_rows`)."""
     import numpy as np
     import pyarrow as pa
 
@@ -94,39 +94,57 @@ def key_hashes(keys: Any) -> Any:
     keys = keys.cast(pa.large_binary())
     offsets = np.frombuffer(keys.buffers()[1], np.int64, count + 1, keys.offset)
     lengths = np.diff(offsets)
-    widest = (int(lengths.max()) + 7) // 8 * 8
+    widest = max(int(lengths.max()), 1)
     # Every key's bytes and what follows them, as rows of a window view (no copy): a
-    # group's matrix is one gather of whole rows, the bytes past its length zeroed.
+    # group's matrix is one gather of its rows.
     data = np.zeros(int(offsets[-1] - offsets[0]) + widest, np.uint8)
-    data[: len(data) - widest] = np.frombuffer(keys.buffers()[2], np.uint8)[
-        offsets[0] : offsets[-1]
-    ]
+    if offsets[-1] > offsets[0]:
+        data[: len(data) - widest] = np.frombuffer(keys.buffers()[2], np.uint8)[
+            offsets[0] : offsets[-1]
+        ]
     windows = np.lib.stride_tricks.sliding_window_view(data, widest)
     starts = offsets[:-1] - offsets[0]
     order = np.argsort(lengths, kind="stable")
     for rows in np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1):
         size = int(lengths[rows[0]])
-        matrix = windows[starts[rows], : (size + 7) // 8 * 8]
-        matrix[:, size:] = 0
-        out[rows] = xxh64_equal_length(np.ascontiguousarray(matrix), size)
+        out[rows] = xxh64_rows(windows[starts[rows], : max(size, 1)], size)
     return out
 
 
-def xxh64_equal_length(matrix: Any, size: int) -> Any:
-    """XXH64 of each row's first ``size`` bytes (rows zero-padded to whole words)."""
+def load(matrix: Any, at: int, dtype: str) -> Any:
+    """The ``dtype`` value (little-endian) at byte ``at`` of every row of a C-contiguous
+    byte matrix, as a strided view (no copy; ``at`` + its size within a row)."""
+    import numpy as np
+
+    return np.ndarray(
+        (matrix.shape[0],), dtype, buffer=matrix, offset=at, strides=(matrix.strides[0],)
+    )
+
+
+def xxh64_rows(matrix: Any, size: int) -> Any:
+    """XXH64 of each row's first ``size`` bytes of a C-contiguous byte matrix (rows at
+    least ``size`` wide; any bytes past ``size`` are not read)."""
     import numpy as np
 
     u = np.uint64
-    p1, p2, p3, p4 = u(P1), u(P2), u(P3), u(P4)
+    p1, p2, p3, p4, p5 = u(P1), u(P2), u(P3), u(P4), u(P5)
     count = matrix.shape[0]
-    words = matrix.view("<u8")
+    if count == 0:
+        return np.zeros(0, np.uint64)
+    matrix = np.ascontiguousarray(matrix)
+    scratch = np.empty(count, np.uint64)
+    lane = np.empty(count, np.uint64)
 
-    def rotl(x: Any, r: int) -> Any:
-        return (x << u(r)) | (x >> u(64 - r))
+    def rotl(x: Any, r: int) -> None:  # x = rotl(x, r), in place
+        np.right_shift(x, u(64 - r), out=scratch)
+        np.left_shift(x, u(r), out=x)
+        np.bitwise_or(x, scratch, out=x)
 
-    def round_(acc: Any, lane: Any) -> Any:
-        acc = acc + lane * p2
-        return rotl(acc, 31) * p1
+    def round_(acc: Any, word: Any) -> None:  # acc = rotl(acc + word * P2, 31) * P1
+        np.multiply(word, p2, out=lane)
+        np.add(acc, lane, out=acc)
+        rotl(acc, 31)
+        np.multiply(acc, p1, out=acc)
 
     with np.errstate(over="ignore"):
         at = 0
@@ -138,31 +156,55 @@ def xxh64_equal_length(matrix: Any, size: int) -> Any:
                 np.full(count, u((-P1) & _MASK)),
             ]
             while at + 32 <= size:
-                for lane in range(4):
-                    v[lane] = round_(v[lane], words[:, at // 8 + lane])
+                for index in range(4):
+                    round_(v[index], load(matrix, at + 8 * index, "<u8"))
                 at += 32
-            h = rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)
+            h = v[0].copy()
+            rotl(h, 1)
+            for index, r in ((1, 7), (2, 12), (3, 18)):
+                lane[:] = v[index]
+                rotl(lane, r)
+                h += lane
             for acc in v:
-                h = (h ^ (rotl(acc * p2, 31) * p1)) * p1 + p4
+                np.multiply(acc, p2, out=acc)
+                rotl(acc, 31)
+                np.multiply(acc, p1, out=acc)
+                h ^= acc
+                h *= p1
+                h += p4
         else:
-            h = np.full(count, u(P5))
+            h = np.full(count, p5)
         h += u(size)
+        word = np.empty(count, np.uint64)
         while at + 8 <= size:
-            h ^= rotl(words[:, at // 8] * p2, 31) * p1
-            h = rotl(h, 27) * p1 + p4
+            word[:] = load(matrix, at, "<u8")
+            np.multiply(word, p2, out=word)
+            rotl(word, 31)
+            np.multiply(word, p1, out=word)
+            h ^= word
+            rotl(h, 27)
+            h *= p1
+            h += p4
             at += 8
         if at + 4 <= size:
-            four = matrix[:, at : at + 4].copy().view("<u4")[:, 0].astype(np.uint64)
-            h ^= four * p1
-            h = rotl(h, 23) * p2 + p3
+            np.multiply(load(matrix, at, "<u4").astype(np.uint64), p1, out=word)
+            h ^= word
+            rotl(h, 23)
+            h *= p2
+            h += p3
             at += 4
         while at < size:
-            h ^= matrix[:, at].astype(np.uint64) * u(P5)
-            h = rotl(h, 11) * p1
+            np.multiply(matrix[:, at].astype(np.uint64), p5, out=word)
+            h ^= word
+            rotl(h, 11)
+            h *= p1
             at += 1
-        h ^= h >> u(33)
+        np.right_shift(h, u(33), out=scratch)
+        h ^= scratch
         h *= p2
-        h ^= h >> u(29)
+        np.right_shift(h, u(29), out=scratch)
+        h ^= scratch
         h *= p3
-        h ^= h >> u(32)
+        np.right_shift(h, u(32), out=scratch)
+        h ^= scratch
     return h

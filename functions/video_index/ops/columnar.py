@@ -145,8 +145,7 @@ def fingerprint_keys(
     carried = coverage - in_day
     # Sum per partition on one integer code (device index, kind, day), then decode the
     # few grouped rows: grouping on strings costs more than the rest of the batch.
-    encoded = pc.dictionary_encode(parsed.device)
-    device_index = encoded.indices.to_numpy().astype(np.int64)
+    device_index = parsed.device_index
     code = ((device_index * 4 + parsed.kind) << 32) + (days + _DAY_BIAS)
     carry_rows = np.flatnonzero(carried)
     zeros = np.zeros(len(carry_rows), np.int64)
@@ -169,7 +168,7 @@ def fingerprint_keys(
         pa.table(
             {
                 "side": pa.array(np.full(len(codes), side, np.int8)),
-                "device": encoded.dictionary.take(pa.array(codes >> 34)),
+                "device": parsed.devices.take(pa.array(codes >> 34)),
                 "kind": pa.array(_KINDS, pa.string()).take(pa.array((codes >> 32) & 3)),
                 "day": pa.array(((codes & 0xFFFFFFFF) - _DAY_BIAS).astype(np.int32)),
                 **{name: grouped[f"{name}_sum"] for name in SUMS},

@@ -2,37 +2,51 @@
 
 Keys of one fleet come in a handful of *layouts*: the positions of their ``/``, ``_``
 and ``.`` (devices of one naming scheme, 16-digit ids, durations of one length). Keys
-are grouped by length, then by layout; for each layout the fields of the grammar
-(docs/keys.md) are byte ranges of a matrix with one row per key, so every rule is a
-column operation: the kind word, the device's and id's characters, the digits, ``T``
-and ``Z`` of the start, the folders equal to the start, a real date, the duration's
-form and range and the extension per kind. The same matrix feeds the key hash
-(XXH64, :mod:`video_index.core.keyhash`).
+are grouped by length (a batch of one length is read in place, without a copy), then
+by layout: the first key left is parsed the per-key way and becomes a *template*, and
+every key of its length that fits it is accepted a block of rows at a time. Each rule
+of the grammar (docs/keys.md) is a few operations on 64-bit words loaded from fixed
+byte offsets of every row (strided views, no Python per key):
 
-Whatever this module does not accept — a layout that is not the grammar's, or a row
-breaking a rule — is left to :func:`~video_index.core.keys.classify_key`, the one
-authority on keys; a property test holds the two to the same verdicts.
+* the bytes the layout fixes (``v1/``, the kind, the separators, ``T``, ``.``, ``Z``
+  and the extension) equal the template's: a masked XOR of the row's words;
+* the start's ``YYYYMMDD``, ``HHMMSS`` and ``fff`` are three words of ASCII digits,
+  checked and converted eight digits at a time (SWAR), then checked as a real date;
+  the folders ``YYYY/MM/DD/HH`` equal the start's digits (four small compares);
+* the duration is a word of digits (no leading zero, in range for the kind);
+* the id's bytes are ``[a-z0-9]`` (byte-wise range tests on words);
+* the device, repeated across many keys, is checked once per distinct device.
+
+The same rows feed the key hash (XXH64, :mod:`video_index.core.keyhash`). Whatever this
+module does not accept — a layout that is not the grammar's, or a row breaking a rule —
+is left to :func:`~video_index.core.keys.classify_key`, the one authority on keys; a
+property test holds the two to the same verdicts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from video_index.core.keyhash import xxh64_equal_length
-from video_index.core.keys import KINDS, MAX_DURATION_MS, MIN_DURATION_MS, ValidKey, classify_key
+from video_index.core.keyhash import load, xxh64_rows
+from video_index.core.keys import (
+    DEVICE_RE,
+    KINDS,
+    MAX_DURATION_MS,
+    MIN_DURATION_MS,
+    ValidKey,
+    classify_key,
+)
 from video_index.core.timeunits import DAY_MS, HOUR_MS
 
 #: Shorter than any valid key (``v1/video/d/YYYY/MM/DD/HH/<start>_1_i.ts`` has 44 bytes).
 _SHORTEST: Final = 44
-#: Layouts tried per key length before the rest is left to the per-key code.
+#: New layouts tried per block of keys before the rest is left to the per-key code.
 _TEMPLATES: Final = 16
-_DIGITS: Final = list(b"0123456789")
-_LOWER_DIGITS: Final = list(b"abcdefghijklmnopqrstuvwxyz0123456789")
-_DEVICE_CHARS: Final = [*_LOWER_DIGITS, ord("-")]
-#: YYYY/MM/DD/HH against the start's YYYYMMDDTHH.
-_FOLDER_DIGITS: Final = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12]
-_START_FOLDER_DIGITS: Final = [0, 1, 2, 3, 4, 5, 6, 7, 9, 10]
+#: Rows checked at a time: a block's bytes stay in the CPU's cache across the checks.
+_BLOCK_ROWS: Final = 16_384
+_V1: Final = int.from_bytes(b"v1/", "little")
+_ZEROS: Final = 0x3030303030303030
 
 
 @dataclass
@@ -42,10 +56,19 @@ class ParsedKeys:
     #: Row numbers of the accepted keys in the input.
     accepted: Any
     kind: Any  # int8 index into KINDS
-    device: Any  # pyarrow string array
+    #: Index into ``devices`` of each accepted key's device.
+    device_index: Any  # int64
+    devices: Any  # pyarrow string array (a device may appear more than once)
     start_ms: Any  # int64
     duration_ms: Any  # int64
     hash: Any  # uint64: XXH64 of the key
+
+    @property
+    def device(self) -> Any:
+        """The device of each accepted key (pyarrow strings)."""
+        import pyarrow as pa
+
+        return self.devices.take(pa.array(self.device_index))
 
 
 def parse_keys(keys: Any) -> ParsedKeys:
@@ -55,82 +78,115 @@ def parse_keys(keys: Any) -> ParsedKeys:
 
     count = len(keys)
     keys = keys.cast(pa.large_binary())
+    parts: list[_Part] = []
     if count == 0:
-        return _collect([], pa)
+        return _collect(parts)
     offsets = np.frombuffer(keys.buffers()[1], np.int64, count + 1, keys.offset)
     lengths = np.diff(offsets)
-    widest = (max(int(lengths.max()), 1) + 7) // 8 * 8
-    data = np.zeros(int(offsets[-1] - offsets[0]) + widest, np.uint8)
-    data[: len(data) - widest] = np.frombuffer(keys.buffers()[2], np.uint8)[
-        offsets[0] : offsets[-1]
-    ]
-    windows = np.lib.stride_tricks.sliding_window_view(data, widest)
-    starts = offsets[:-1] - offsets[0]
-    if (lengths == lengths[0]).all():
-        groups = [np.arange(count)]
+    first, last = int(offsets[0]), int(offsets[-1])
+    if last == first:
+        return _collect(parts)
+    raw = np.frombuffer(keys.buffers()[2], np.uint8)
+    templates: dict[int, list[_Template]] = {}
+    devices: dict[bytes, bool] = {}
+    size = int(lengths[0])
+    if (lengths == size).all():
+        # One length: the keys' bytes are already a matrix with one row per key.
+        groups = [(np.arange(count), raw[first:last].reshape(count, size))]
     else:
+        widest = int(lengths.max())
+        data = np.zeros(last - first + widest, np.uint8)
+        data[: last - first] = raw[first:last]
+        windows = np.lib.stride_tricks.sliding_window_view(data, widest)
+        starts = offsets[:-1] - first
         order = np.argsort(lengths, kind="stable")
-        groups = np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1)
-    parts: list[tuple[Any, ...]] = []
-    for rows in groups:
-        size = int(lengths[rows[0]])
+        groups = []
+        for rows in np.split(order, np.flatnonzero(np.diff(lengths[order])) + 1):
+            length = int(lengths[rows[0]])
+            if length >= _SHORTEST:
+                groups.append((rows, windows[starts[rows], :length]))
+    for rows, matrix in groups:
+        size = matrix.shape[1]
         if size < _SHORTEST:
             continue
-        # Whole words for the hash: the bytes past the key's end zeroed.
-        matrix = windows[starts[rows], : (size + 7) // 8 * 8]
-        matrix[:, size:] = 0
-        parts.extend(_parse_length_group(matrix, size, rows))
-    return _collect(parts, pa)
+        known = templates.setdefault(size, [])
+        for low in range(0, len(rows), _BLOCK_ROWS):
+            block = matrix[low : low + _BLOCK_ROWS]
+            parts.extend(_parse_block(block, rows[low : low + _BLOCK_ROWS], known, devices))
+    return _collect(parts)
 
 
-def _parse_length_group(matrix: Any, size: int, rows: Any) -> list[tuple[Any, ...]]:
-    """Keys of one length: each pass takes the first key left as a *template* (parsed
-    the per-key way) and accepts every key that differs from it only where a template
-    field allows (digits where it has digits, device and id characters), with the
-    checks that span fields (folders equal to the start, a real date, the duration's
-    range). Keys of other layouts are left for the next template."""
+@dataclass
+class _Part:
+    """Keys of one block accepted by one template."""
+
+    rows: Any
+    kind: int
+    device_codes: Any  # index into device_names
+    device_names: list[str]
+    start_ms: Any
+    duration_ms: Any
+    hash: Any
+
+
+def _parse_block(
+    matrix: Any, rows: Any, known: list[_Template], devices: dict[bytes, bool]
+) -> list[_Part]:
+    """Keys of one length: each template (those of earlier blocks first, then new ones
+    from the first key left) accepts the keys that fit its layout and the rules."""
     import numpy as np
 
-    parts: list[tuple[Any, ...]] = []
+    parts: list[_Part] = []
     # Only keys under v1/ can be valid; the others (foreign keys) are not templates.
-    left = np.flatnonzero((matrix[:, :3] == np.frombuffer(b"v1/", np.uint8)).all(axis=1))
-    for _ in range(_TEMPLATES):
-        if not len(left):
+    v1 = (load(matrix, 0, "<u4") & np.uint32(0xFFFFFF)) == np.uint32(_V1)
+    left = None if v1.all() else np.flatnonzero(v1)
+    group = matrix if left is None else matrix[left]
+    tried = 0
+    new = 0
+    while left is None or len(left):
+        if tried < len(known):
+            template = known[tried]
+        elif new < _TEMPLATES:
+            new += 1
+            found = _template(bytes(group[0]))
+            if found is None:
+                left = np.arange(1, len(group)) if left is None else left[1:]
+                group = matrix[left]
+                continue
+            template = found
+            known.append(template)
+        else:
             break
-        group = matrix[left]
-        template = _template(bytes(group[0, :size]))
-        if template is None:
-            left = left[1:]
+        tried += 1
+        found_part = _accepted(group, template, devices)
+        if found_part is None:
             continue
-        ok, start_ms, duration = _accepted(group, size, template)
-        if ok.any():
-            accepted = group[ok]
-            device = accepted[:, template.device[0] : template.device[1]]
-            hashes = xxh64_equal_length(accepted, size)
-            parts.append(
-                (rows[left[ok]], template.kind, device, start_ms[ok], duration[ok], hashes)
-            )
-        left = left[~ok]
+        ok, part = found_part
+        taken = rows if left is None else rows[left]
+        part.rows = taken[ok] if ok is not None else taken
+        parts.append(part)
+        if ok is None:
+            break
+        left = np.flatnonzero(~ok) if left is None else left[~ok]
+        group = matrix[left]
     return parts
 
 
 @dataclass(frozen=True)
 class _Template:
+    size: int
     kind: int
-    #: per column, the bytes a key of this layout may hold there
-    allowed: Any
     device: tuple[int, int]
-    folders: tuple[int, int]
+    folders: int
     start: int
     duration: tuple[int, int]
-    #: Columns whose digits the numeric checks validate (start, folders, duration).
-    numeric: Any
+    id: tuple[int, int]
+    #: (offset, template word, mask of the bytes the layout fixes) per word checked.
+    fixed: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def _template(key: bytes) -> _Template | None:
     """The layout of a valid key (None when the key is not one)."""
-    import numpy as np
-
     try:
         text = key.decode("ascii")
     except UnicodeDecodeError:
@@ -140,105 +196,192 @@ def _template(key: bytes) -> _Template | None:
             pass
         case _:
             return None
+    size = len(key)
     kind = KINDS.index(segment.kind)
     device = (4 + len(segment.kind), 4 + len(segment.kind) + len(segment.device))
-    folders = (device[1] + 1, device[1] + 14)
-    start = folders[1] + 1
+    folders = device[1] + 1
+    start = folders + 14
     duration = (start + 21, start + 21 + len(str(segment.duration_ms)))
-    allowed = np.zeros((len(key), 256), bool)
-    allowed[np.arange(len(key)), np.frombuffer(key, np.uint8)] = True  # the template itself
-    for at in range(device[0], device[1]):
-        allowed[at, _DEVICE_CHARS if device[0] < at < device[1] - 1 else _LOWER_DIGITS] = True
-    digits = [*range(folders[0], folders[1]), *range(start, start + 20), *range(*duration)]
-    for at in digits:
-        if key[at] in _DIGITS:
-            allowed[at, _DIGITS] = True
-    if duration[1] - duration[0] > 1:
-        allowed[duration[0], ord("0")] = False
-    for at in range(duration[1] + 1, len(key) - len(segment.ext) - 1):
-        allowed[at, _LOWER_DIGITS] = True
-    numeric = np.zeros(len(key), bool)
-    numeric[[at for at in digits if key[at] in _DIGITS]] = True
-    return _Template(kind, allowed, device, folders, start, duration, numeric)
+    ident = (duration[1] + 1, size - len(segment.ext) - 1)
+    free = [
+        *range(*device),
+        *(folders + at for at in (0, 1, 2, 3, 5, 6, 8, 9, 11, 12)),
+        *(start + at for at in (*range(8), *range(9, 15), 16, 17, 18)),
+        *range(*duration),
+        *range(*ident),
+    ]
+    mask = bytearray(b"\xff" * size)
+    for at in free:
+        mask[at] = 0
+    fixed = []
+    for at in [*range(0, size - 7, 8), *([size - 8] if size % 8 else [])]:
+        word_mask = int.from_bytes(mask[at : at + 8], "little")
+        if word_mask:
+            fixed.append((at, int.from_bytes(key[at : at + 8], "little") & word_mask, word_mask))
+    return _Template(size, kind, device, folders, start, duration, ident, fixed)
 
 
-def _accepted(padded: Any, size: int, template: _Template) -> tuple[Any, Any, Any]:
-    """Which keys of ``padded`` (rows of ``size`` bytes, zero-padded to whole words) fit
-    ``template``'s layout and rules, and (start ms, duration) of every row (meaningful
-    where accepted)."""
+def _accepted(
+    matrix: Any, template: _Template, devices: dict[bytes, bool]
+) -> tuple[Any, _Part] | None:
+    """(which rows of ``matrix`` fit ``template``'s layout and rules — None: all —, their
+    fields), or None when none does."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    group = padded[:, :size]
-    ok = np.ones(len(group), bool)
-    # Digits are checked a word at a time below; every other byte that varies, here.
-    varying = _varying(padded, size)
-    for column in varying[~template.numeric[varying]]:
-        ok &= template.allowed[column][group[:, column]]
-    folders = group[:, template.folders[0] : template.folders[1]]
+    u = np.uint64
+    count = matrix.shape[0]
+    bad = np.zeros(count, np.uint64)
+    scratch = np.empty(count, np.uint64)
+    for at, word, mask in template.fixed:
+        np.bitwise_xor(load(matrix, at, "<u8"), u(word), out=scratch)
+        scratch &= u(mask)
+        bad |= scratch
+    ok = bad == 0
+    # The start: YYYYMMDD, THHMMSS. and fffZ as three words of eight digits.
     at = template.start
-    ok &= (folders[:, _FOLDER_DIGITS] == group[:, at : at + 11][:, _START_FOLDER_DIGITS]).all(
-        axis=1
-    )
-    date, clock, millis, digits = _start_numbers(group[:, at : at + 20])
-    ok &= digits
-    year, month, day = date // 10_000, date // 100 % 100, date % 100
-    hour, minute, second = clock // 10_000, clock // 100 % 100, clock % 100
+    date_word = load(matrix, at, "<u8")
+    clock_word = (load(matrix, at + 8, "<u8") & u(0x00FFFFFFFFFFFF00)) << u(8)
+    clock_word |= u(0x3030)
+    millis_word = (load(matrix, at + 16, "<u4").astype(np.uint64) & u(0xFFFFFF)) << u(40)
+    millis_word |= u(0x3030303030)
+    ok &= _all_digits(date_word) & _all_digits(clock_word) & _all_digits(millis_word)
+    century, year, month, day = _pairs(date_word)
+    year += century * 100
+    _, hour, minute, second = _pairs(clock_word)
+    millis = _swar(millis_word)
+    # The folders YYYY/MM/DD/HH: the start's digits.
+    folders = template.folders
+    ok &= load(matrix, folders, "<u4") == load(matrix, at, "<u4")
+    for folder, digits in ((5, 4), (8, 6), (11, 9)):
+        ok &= load(matrix, folders + folder, "<u2") == load(matrix, at + digits, "<u2")
     ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
-    ok &= day <= days_in_month(year, np.clip(month, 1, 12))
+    month = np.clip(month, 1, 12, out=month)  # a bad month is already rejected
+    ok &= day <= days_in_month(year, month)
     ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
-    duration_bytes = group[:, template.duration[0] : template.duration[1]]
-    duration, digits = _decimal(duration_bytes)
-    ok &= digits
-    if duration_bytes.shape[1] > 1:
-        ok &= duration_bytes[:, 0] != ord("0")
+    # The duration: digits, no leading zero, in range for the kind.
+    low, high = template.duration
+    width = high - low
+    duration = _digits_before(matrix, high, min(width, 8), ok)
+    if width > 8:
+        duration += _digits_before(matrix, low + 1, 1, ok) * 100_000_000
+    if width > 1:
+        ok &= matrix[:, low] != ord("0")
     kind = KINDS[template.kind]
     ok &= (duration >= MIN_DURATION_MS[kind]) & (duration <= MAX_DURATION_MS[kind])
+    # The id: [a-z0-9], a word at a time (the last one overlapping or masked).
+    first, end = template.id
+    for word_at in [*range(first, end - 8, 8), end - 8]:
+        word = load(matrix, word_at, "<u8")
+        if word_at < first:
+            keep = u(((1 << 64) - 1) << (8 * (first - word_at)) & ((1 << 64) - 1))
+            word = (word & keep) | (u(_ZEROS) & ~keep)
+        ok &= _lower_or_digit(word)
+    # The device: checked once per distinct device of the block.
+    d0, d1 = template.device
+    names = pa.Array.from_buffers(
+        pa.binary(d1 - d0), count, [None, pa.py_buffer(np.ascontiguousarray(matrix[:, d0:d1]))]
+    )
+    encoded = pc.dictionary_encode(names)
+    dictionary = encoded.dictionary.to_pylist()
+    valid = np.array([_valid_device(name, devices) for name in dictionary], bool)
+    codes = encoded.indices.to_numpy()
+    ok &= valid[codes]
+    if not ok.any():
+        return None
     start_ms = (
-        days_from_civil(year, np.clip(month, 1, 12), day) * DAY_MS
+        days_from_civil(year, month, day) * DAY_MS
         + hour * HOUR_MS
         + minute * 60_000
         + second * 1000
         + millis
     )
-    return ok, start_ms, duration
+    hashes = xxh64_rows(matrix, template.size)
+    names_text = [name.decode("ascii") if valid[i] else "" for i, name in enumerate(dictionary)]
+    if ok.all():
+        return None, _Part(
+            None, template.kind, codes.astype(np.int64), names_text, start_ms, duration, hashes
+        )
+    return ok, _Part(
+        None,
+        template.kind,
+        codes[ok].astype(np.int64),
+        names_text,
+        start_ms[ok],
+        duration[ok],
+        hashes[ok],
+    )
 
 
-def _varying(padded: Any, size: int) -> Any:
-    """The columns (bytes) in which some row differs from the first, compared a 64-bit
-    word at a time."""
+def _valid_device(name: bytes, devices: dict[bytes, bool]) -> bool:
+    known = devices.get(name)
+    if known is None:
+        try:
+            known = DEVICE_RE.fullmatch(name.decode("ascii")) is not None
+        except UnicodeDecodeError:
+            known = False
+        devices[name] = known
+    return known
+
+
+def _digits_before(matrix: Any, end: int, width: int, ok: Any) -> Any:
+    """The number written in the ``width`` (1..8) digits ending before byte ``end`` of
+    every row; rows where they are not all digits are cleared in ``ok``."""
     import numpy as np
 
-    words = padded.view("<u8")
-    differs = np.bitwise_or.reduce(words ^ words[0], axis=0)
-    columns = np.flatnonzero(differs.view(np.uint8))
-    return columns[columns < size]
-
-
-def _start_numbers(start: Any) -> tuple[Any, Any, Any, Any]:
-    """(YYYYMMDD, HHMMSS, fff, all digits?) of ``YYYYMMDDTHHMMSS.fffZ`` columns, in one
-    pass of three 8-digit words."""
-    import numpy as np
-
-    rows = start.shape[0]
-    digits = np.full((rows, 24), ord("0"), np.uint8)
-    digits[:, 0:8] = start[:, 0:8]
-    digits[:, 10:16] = start[:, 9:15]
-    digits[:, 21:24] = start[:, 16:19]
-    words = digits.view("<u8")
-    values = _swar(words)
-    return values[:, 0], values[:, 1], values[:, 2], _all_digits(words)
+    u = np.uint64
+    word = load(matrix, end - 8, "<u8")
+    if width < 8:
+        keep = u(((1 << 64) - 1) << (8 * (8 - width)) & ((1 << 64) - 1))
+        word = (word & keep) | (u(_ZEROS) & ~keep)
+    ok &= _all_digits(word)
+    return _swar(word)
 
 
 def _all_digits(words: Any) -> Any:
-    """Rows whose 64-bit words hold only the bytes '0'..'9'."""
+    """Words holding only the bytes '0'..'9'."""
     import numpy as np
 
     high = np.uint64(0xF0F0F0F0F0F0F0F0)
-    zeros = np.uint64(0x3030303030303030)
+    zeros = np.uint64(_ZEROS)
     six = np.uint64(0x0606060606060606)
     with np.errstate(over="ignore"):
-        fits = ((words & high) == zeros) & (((words + six) & high) == zeros)
-    return fits.all(axis=1)
+        return ((words & high) == zeros) & (((words + six) & high) == zeros)
+
+
+def _lower_or_digit(words: Any) -> Any:
+    """Words holding only the bytes 'a'..'z' and '0'..'9' (per byte: x >= lo sets bit 7
+    of x + 0x80 - lo; x > hi sets bit 7 of x + 0x7f - hi; no byte carries into the next
+    while bit 7 of every byte is clear, which is checked first)."""
+    import numpy as np
+
+    u = np.uint64
+    sevens = u(0x8080808080808080)
+
+    def at_least(low: int) -> Any:
+        return words + u((0x80 - low) * 0x0101010101010101)
+
+    def above(high: int) -> Any:
+        return words + u((0x7F - high) * 0x0101010101010101)
+
+    with np.errstate(over="ignore"):
+        digit = at_least(ord("0")) & ~above(ord("9"))
+        letter = at_least(ord("a")) & ~above(ord("z"))
+        return ((words & sevens) == 0) & (((digit | letter) & sevens) == sevens)
+
+
+def _pairs(words: Any) -> tuple[Any, Any, Any, Any]:
+    """The four two-digit numbers of words of eight ASCII digits (first digit in the
+    lowest byte): one multiply-and-mask step, then a shift per pair."""
+    import numpy as np
+
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        words = words - u(_ZEROS)
+        words = (words * u(10) + (words >> u(8))) & u(0x00FF00FF00FF00FF)
+    words = words.view(np.int64)
+    return words & 0xFF, (words >> 16) & 0xFF, (words >> 32) & 0xFF, words >> 48
 
 
 def _swar(words: Any) -> Any:
@@ -248,60 +391,43 @@ def _swar(words: Any) -> Any:
 
     u = np.uint64
     with np.errstate(over="ignore"):
-        words = words - u(0x3030303030303030)
+        words = words - u(_ZEROS)
         words = (words * u(10) + (words >> u(8))) & u(0x00FF00FF00FF00FF)
         words = (words * u(100) + (words >> u(16))) & u(0x0000FFFF0000FFFF)
         words = (words * u(10_000) + (words >> u(32))) & u(0x00000000FFFFFFFF)
     return words.astype(np.int64)
 
 
-def _decimal(columns: Any) -> tuple[Any, Any]:
-    """(the numbers written in ASCII digits across ``columns`` (up to 16), all digits?)."""
+def _collect(parts: list[_Part]) -> ParsedKeys:
+    """One :class:`ParsedKeys` of every part: the parts' device lists joined (a device's
+    index is its position in the joined list)."""
     import numpy as np
-
-    rows, width = columns.shape
-    padded = np.full((rows, 16), ord("0"), np.uint8)
-    padded[:, 16 - width :] = columns
-    words = padded.view("<u8")
-    values = _swar(words)
-    return values[:, 0] * 100_000_000 + values[:, 1], _all_digits(words)
-
-
-def _collect(parts: list[tuple[Any, ...]], pa: Any) -> ParsedKeys:
-    import numpy as np
+    import pyarrow as pa
 
     if not parts:
         return ParsedKeys(
             accepted=np.zeros(0, np.int64),
             kind=np.zeros(0, np.int8),
-            device=pa.array([], pa.string()),
+            device_index=np.zeros(0, np.int64),
+            devices=pa.array([], pa.string()),
             start_ms=np.zeros(0, np.int64),
             duration_ms=np.zeros(0, np.int64),
             hash=np.zeros(0, np.uint64),
         )
-    devices = [
-        pa.Array.from_buffers(
-            pa.binary(device_bytes.shape[1]),
-            len(rows),
-            [None, pa.py_buffer(np.ascontiguousarray(device_bytes).tobytes())],
-        ).cast(pa.string())
-        for rows, _, device_bytes, _, _, _ in parts
-    ]
+    names: list[str] = []
+    indices = []
+    for part in parts:
+        indices.append(part.device_codes + len(names))
+        names.extend(part.device_names)
     return ParsedKeys(
-        accepted=np.concatenate([p[0] for p in parts]),
-        kind=np.concatenate([np.full(len(p[0]), p[1], np.int8) for p in parts]),
-        device=pa.concat_arrays(devices),
-        start_ms=np.concatenate([p[3] for p in parts]),
-        duration_ms=np.concatenate([p[4] for p in parts]),
-        hash=np.concatenate([p[5] for p in parts]),
+        accepted=np.concatenate([p.rows for p in parts]),
+        kind=np.concatenate([np.full(len(p.rows), p.kind, np.int8) for p in parts]),
+        device_index=np.concatenate(indices),
+        devices=pa.array(names, pa.string()),
+        start_ms=np.concatenate([p.start_ms for p in parts]),
+        duration_ms=np.concatenate([p.duration_ms for p in parts]),
+        hash=np.concatenate([p.hash for p in parts]),
     )
-
-
-def _number(digits: Any, at: int, width: int) -> Any:
-    value = digits[:, at]
-    for column in range(at + 1, at + width):
-        value = value * 10 + digits[:, column]
-    return value
 
 
 def days_from_civil(year: Any, month: Any, day: Any) -> Any:

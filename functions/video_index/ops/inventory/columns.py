@@ -115,9 +115,8 @@ def _csv(
     types = {name: pa.string() for name in include}
     if SIZE in wanted:
         types[wanted[SIZE]] = pa.int64()
-    stream = io.BufferedReader(_PartLines(path, part, parts), buffer_size=_CSV_BLOCK)
-    if not stream.peek(1):
-        stream.close()
+    stream = _csv_stream(path, part, parts)
+    if stream is None:
         return  # a part without lines (pyarrow refuses an empty CSV)
     reader = pa_csv.open_csv(
         stream,
@@ -133,6 +132,34 @@ def _csv(
         table = pa.Table.from_batches([record_batch])
         table = table.rename_columns([rename[name] for name in table.column_names])
         yield table
+
+
+def _csv_stream(path: str, part: int, parts: int) -> Any:
+    """The bytes of part ``part`` of ``parts`` of a CSV file (None when it has no line).
+
+    A whole file is read by Arrow itself (gzip decompressed natively, no Python per
+    chunk); a part of one by :class:`_PartLines`."""
+    import pyarrow as pa
+
+    if parts == 1:
+        with open(path, "rb") as head:
+            magic = head.read(2)
+        if not magic:
+            return None
+        compression = "gzip" if magic == _GZIP_MAGIC else None
+        stream = pa.input_stream(path, compression=compression, buffer_size=_CSV_BLOCK)
+        if compression is None or stream.read(1):
+            if compression is not None:  # reopen: the byte read above is consumed
+                stream.close()
+                stream = pa.input_stream(path, compression=compression, buffer_size=_CSV_BLOCK)
+            return stream
+        stream.close()
+        return None
+    lines = io.BufferedReader(_PartLines(path, part, parts), buffer_size=_CSV_BLOCK)
+    if not lines.peek(1):
+        lines.close()
+        return None
+    return lines
 
 
 def _parquet(
