@@ -54,7 +54,6 @@ from video_index.core.contract import (
     RENDITIONS_PREFIX,
     VIEWER_PATHS,
 )
-from video_index.core.table_schema import ID_INDEX
 from video_index.viewer.assets import VENDOR_ASSET_PATH, npm_hls_js
 
 
@@ -106,7 +105,7 @@ ANNOTATIONS_ACTIONS: Final = [
     "dynamodb:PutItem",
     "dynamodb:Query",
 ]
-#: Read repair: ``GET .../segments/{id}`` finds the object gone and corrects that one key
+#: Read repair: ``GET .../segments/{kind}/{name}`` finds the object gone and corrects that one key
 #: through the ingest code path (an optimistic put/update, a transaction with a
 #: condition check on the same table). No DeleteItem: a removal is written as a tombstone.
 READ_REPAIR_ACTIONS: Final = [
@@ -238,12 +237,6 @@ class QueryApi(Construct):
                 sid="ReadModelRead",
                 actions=list(READ_MODEL_READ_ACTIONS),
                 resources=[table.table_arn],
-            ),
-            # GET .../segments/{id} knows only the id; the keys-only index gives the key.
-            iam.PolicyStatement(
-                sid="FindSegmentById",
-                actions=["dynamodb:Query"],
-                resources=[f"{table.table_arn}/index/{ID_INDEX}"],
             ),
             iam.PolicyStatement(
                 sid="ReadRepair",

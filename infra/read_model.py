@@ -15,8 +15,6 @@ from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from video_index.core.table_schema import (
-    ID_ATTRIBUTE,
-    ID_INDEX,
     PARTITION_KEY,
     SORT_KEY,
     TTL_ATTRIBUTE,
@@ -32,11 +30,6 @@ BILLING_MODES: Final[dict[str, dynamodb.BillingMode]] = {
     "PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST,
     "PROVISIONED": dynamodb.BillingMode.PROVISIONED,
 }
-_PROJECTION_TYPES: Final[dict[str, dynamodb.ProjectionType]] = {
-    "KEYS_ONLY": dynamodb.ProjectionType.KEYS_ONLY,
-    "ALL": dynamodb.ProjectionType.ALL,
-    "INCLUDE": dynamodb.ProjectionType.INCLUDE,
-}
 
 
 def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
@@ -48,9 +41,8 @@ def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
 class ReadModelTable(Construct):
     """On-demand table keyed ``pk``/``sk`` with TTL for tombstones, PITR and AWS-managed SSE.
 
-    Plus the global secondary indexes of the shared definition: ``by_id`` (keys only)
-    finds a segment item by its id, which is all ``GET /devices/{device}/segments/{id}``
-    knows.
+    No secondary index: every read addresses items by key (a single segment by its
+    device, kind and file name), and an index would cost a write unit per segment write.
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
@@ -79,22 +71,5 @@ class ReadModelTable(Construct):
             # is primary data, is the one that must be retained.
             removal_policy=RemovalPolicy.DESTROY,
         )
-        indexes = definition.get("GlobalSecondaryIndexes", [])
-        if ID_INDEX not in {index["IndexName"] for index in indexes}:
-            raise ValueError(f"video_index.core.table_schema defines no {ID_INDEX!r} index")
-        for index in indexes:
-            self._add_index(definition, index)
-
-    def _add_index(self, definition: dict[str, Any], index: dict[str, Any]) -> None:
-        """Add one global secondary index exactly as the shared definition describes it."""
-        keys = {k["KeyType"]: k["AttributeName"] for k in index["KeySchema"]}
-        if index["IndexName"] == ID_INDEX and keys != {"HASH": ID_ATTRIBUTE}:
-            raise ValueError("video_index.core.table_schema id index and constants disagree")
-        projection = index["Projection"]
-        self.table.add_global_secondary_index(
-            index_name=index["IndexName"],
-            partition_key=key_attribute(definition, keys["HASH"]),
-            sort_key=key_attribute(definition, keys["RANGE"]) if "RANGE" in keys else None,
-            projection_type=_PROJECTION_TYPES[projection["ProjectionType"]],
-            non_key_attributes=projection.get("NonKeyAttributes"),
-        )
+        if definition.get("GlobalSecondaryIndexes"):
+            raise ValueError("video_index.core.table_schema defines an index this table lacks")

@@ -30,7 +30,6 @@ from video_index.core.contract import (
     RECONCILE_REPORTS_PREFIX,
     RECONCILE_SERVICE_NAME,
 )
-from video_index.core.table_schema import read_model_table_definition
 
 #: Item actions reconcile and rebuild perform on the read model (repairs are conditional
 #: writes and transactions; a rebuild writes a generation in batches and drops the old one;
@@ -46,8 +45,6 @@ READ_MODEL_ACTIONS: Final = [
     "dynamodb:Scan",
     "dynamodb:UpdateItem",
 ]
-#: The only actions that mean anything on a global secondary index.
-READ_MODEL_INDEX_ACTIONS: Final = ["dynamodb:Query", "dynamodb:Scan"]
 
 
 def ops_function(
@@ -61,20 +58,11 @@ def ops_function(
     """
     bucket = storage.bucket
     reports = storage.reports_bucket
-    index_names = [
-        index["IndexName"]
-        for index in read_model_table_definition("unused").get("GlobalSecondaryIndexes", [])
-    ]
     statements = [
         iam.PolicyStatement(
             sid="ReadModelItems",
             actions=list(READ_MODEL_ACTIONS),
             resources=[table.table_arn],
-        ),
-        iam.PolicyStatement(
-            sid="ReadModelIndexes",
-            actions=list(READ_MODEL_INDEX_ACTIONS),
-            resources=[f"{table.table_arn}/index/{name}" for name in index_names],
         ),
         # Every repair is verified against a LIST of the partition and a HEAD (docs/operations.md).
         *segment_read_statements(bucket),

@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.api_world import ApiWorld, make_world
 from tests.support.tables import make_tables
+from video_index.core.keys import SegmentKey
 
 DEVICE = "cam-001"
 
@@ -50,3 +51,13 @@ def window(start: str, end: str, **extra: str | int) -> str:
     from urllib.parse import urlencode
 
     return urlencode({"from": start, "to": end, **extra})
+
+
+def on(segment: SegmentKey) -> dict[str, str]:
+    """A segment target as a client sends it: the segment entry's kind and name."""
+    return {"kind": segment.kind, "name": segment.filename}
+
+
+def shown(segment: SegmentKey) -> dict[str, str]:
+    """A segment target as the API shows it: its id, kind and name."""
+    return {"segment": segment.id, **on(segment)}

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from tests.query.test_api_request_bounds import load
-from tests.support.api_world import ApiWorld, make_world
+from tests.support.api_world import ApiWorld, address, make_world
 from video_index.annotations.model import Annotation, Target
 from video_index.core.keys import SegmentKey
 from video_index.core.table_schema import create_tables
@@ -161,11 +161,15 @@ def test_a_single_segment_costs_one_more_query(
     with_object = day[3]
     for world in (plain, joined):
         world.s3.put_object(Bucket="video-index-segments", Key=with_object.key, Body=b"x")
+    plain.get(address(with_object))  # the serving generation, read once and cached
     counter.reset()
-    assert plain.get(f"/devices/{DEVICE}/segments/{with_object.id}")[0] == 200
+    assert plain.get(address(with_object))[0] == 200
+    # (the segment itself: one GetItem by key, no index Query)
+    assert counter.on("bounds-join") == Counter({"GetItem": 1}), counter.calls
     baseline = sum(counter.calls.values())
+    joined.get(address(with_object))
     counter.reset()
-    status, entry, _ = joined.get(f"/devices/{DEVICE}/segments/{with_object.id}")
+    status, entry, _ = joined.get(address(with_object))
     assert status == 200 and entry["annotations"]
     assert counter.on("bounds-join-annotations") == Counter({"Query": 1})
     assert sum(counter.calls.values()) == baseline + 1

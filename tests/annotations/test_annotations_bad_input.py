@@ -19,6 +19,8 @@ ROUTE = "/devices/cam-001/annotations"
 RANGE = {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T11:00:00Z"}
 GOOD = {"target": RANGE, "description": "ok", "status": "approved", "tags": ["a", "b-2"]}
 WINDOW = "from=2026-11-29T00:00:00Z&to=2026-11-30T00:00:00Z"
+#: A well-formed video file name no segment has.
+NAME = "20261129T100000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +61,24 @@ BAD_BODIES = [
     (_target(segment="3f9a1c2e7b4d5a60", **RANGE), 400, "target"),
     (_target(**{"from": RANGE["from"]}), 400, "target"),
     (_target(to=RANGE["to"]), 400, "target"),
-    (_target(segment="UPPER"), 400, "target.segment"),
-    (_target(segment="a" * 65), 400, "target.segment"),
-    (_target(segment=12), 400, "target.segment"),
-    (_target(segment="0000000000000000"), 404, "target.segment"),
+    (_target(kind="video", name=NAME, **RANGE), 400, "target"),
+    (_target(segment="UPPER", kind="video", name=NAME), 400, "target.segment"),
+    (_target(segment="a" * 65, kind="video", name=NAME), 400, "target.segment"),
+    (_target(segment=12, kind="video", name=NAME), 400, "target.segment"),
+    (_target(segment="0000000000000000", kind="video", name=NAME), 400, "target.segment"),
+    # the id alone no longer locates a segment (no index): its entry's kind and name do
+    (_target(segment="3f9a1c2e7b4d5a60"), 400, "target.kind"),
+    (_target(kind="video"), 400, "target.name"),
+    (_target(name=NAME), 400, "target.kind"),
+    (_target(kind="audio", name=NAME), 400, "target.kind"),
+    (_target(kind=7, name=NAME), 400, "target.kind"),
+    (_target(kind="video", name="UPPER"), 400, "target.name"),
+    (_target(kind="video", name=7), 400, "target.name"),
+    (_target(kind="video", name="a" * 101), 400, "target.name"),
+    (_target(kind="sensor", name=NAME), 400, "target.name"),
+    (_target(kind="video", name=NAME.replace("1129", "1131")), 400, "target.name"),
+    (_target(kind="video", name=f"../{NAME}"), 400, "target.name"),
+    (_target(kind="video", name=NAME), 404, "target.name"),
     (_target(**{"from": "yesterday", "to": RANGE["to"]}), 400, "target.from"),
     (_target(**{"from": "2026-11-29T10:00:00", "to": RANGE["to"]}), 400, "target.from"),
     (_target(**{"from": "0001-01-01T00:00:00Z", "to": RANGE["to"]}), 400, "target.from"),

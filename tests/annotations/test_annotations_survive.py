@@ -62,9 +62,9 @@ def test_annotations_survive_rebuild_reconcile_a_lost_read_model_and_deleted_foo
     end = first + timedelta(minutes=1)
     keys = put_segments(stack, DEVICE, first, 3)
     poll(lambda: listed(stack, DEVICE, first, end), lambda k: k == set(keys), "ingest", 30)
-    segment_id = keys[1].rsplit("_", 1)[1].split(".")[0]
+    name = keys[1].rsplit("/", 1)[1]  # the segment entry's name (with its kind: the address)
     route = f"/devices/{DEVICE}/annotations"
-    _, on_segment, _ = stack.call("POST", route, {"target": {"segment": segment_id}})
+    _, on_segment, _ = stack.call("POST", route, {"target": {"kind": "video", "name": name}})
     _, on_range, _ = stack.call(
         "POST", route, {"target": {"from": iso(first), "to": iso(end)}, "tags": ["all"]}
     )

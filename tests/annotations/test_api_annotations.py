@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.annotations.conftest import DEVICE, delete, get, jwt, post, put, window
-from tests.support.api_world import ApiWorld, at, iso, make_world
+from tests.annotations.conftest import DEVICE, delete, get, jwt, on, post, put, shown, window
+from tests.support.api_world import ApiWorld, address, at, iso, make_world
 
 MINUTE = 60_000
 
@@ -22,7 +22,7 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
     # When a person annotates it
     status, created, headers = post(
         world,
-        {"target": {"segment": segment.id}, "description": "Fox at the gate 🦊", "tags": ["fox"]},
+        {"target": on(segment), "description": "Fox at the gate 🦊", "tags": ["fox"]},
         authorizer=jwt("alice"),
     )
     # Then 201 with the annotation, its Location and its ETag (the version)
@@ -30,7 +30,7 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
     aid = created["annotation_id"]
     assert headers["Location"] == f"/devices/{DEVICE}/annotations/{aid}"
     assert headers["ETag"] == '"1"'
-    assert created["target"] == {"segment": segment.id}
+    assert created["target"] == shown(segment)
     assert created["description"] == "Fox at the gate 🦊"
     assert created["status"] == "pending"
     assert (created["tags"], created["version"]) == (["fox"], 1)
@@ -213,11 +213,11 @@ def test_an_annotation_whose_segment_is_gone_stays_with_segment_present_false(
 ) -> None:
     # Given an annotation on a segment
     segment = world.put("video", DEVICE, at(29, 10), 10_000)
-    _, created, _ = post(world, {"target": {"segment": segment.id}, "description": "keep me"})
+    _, created, _ = post(world, {"target": on(segment), "description": "keep me"})
     aid = created["annotation_id"]
     # When the segment's object is deleted (and its event ingested)
     world.delete(segment)
-    assert world.get(f"/devices/{DEVICE}/segments/{segment.id}")[0] == 404
+    assert world.get(address(segment))[0] == 404
     # Then the annotation is still read and listed, marked segment_present false
     status, read, headers = get(world, aid)
     assert status == 200 and read["segment_present"] is False
@@ -228,10 +228,48 @@ def test_an_annotation_whose_segment_is_gone_stays_with_segment_present_false(
     assert [(a["annotation_id"], a["segment_present"]) for a in page["items"]] == [(aid, False)]
     # And it can still be edited, keeping its (gone) segment as target
     status, edited, _ = put(
-        world, aid, {"target": {"segment": segment.id}, "status": "rejected"}, headers["ETag"]
+        world, aid, {"target": on(segment), "status": "rejected"}, headers["ETag"]
     )
-    assert status == 200 and edited["target"] == {"segment": segment.id}
+    assert status == 200 and edited["target"] == shown(segment)
     assert edited["segment_present"] is False
+
+
+def test_a_segment_target_is_its_entrys_kind_and_name_on_its_own_device(
+    world: ApiWorld,
+) -> None:
+    # Given a segment of the device, as its entry lists it, and a segment of another device
+    segment = world.put("sensor", DEVICE, at(29, 10), 0)
+    other = world.put("video", "cam-002", at(29, 10), 10_000)
+    _, page, _ = world.get(f"/devices/{DEVICE}/segments", window(iso(at(29, 10)), iso(at(29, 11))))
+    (entry,) = page["items"]
+    # When it is annotated by the entry's kind and name (no id)
+    status, created, headers = post(
+        world, {"target": {"kind": entry["kind"], "name": entry["name"]}}
+    )
+    # Then the target shows its id, kind and name: its address
+    assert status == 201, created
+    assert (
+        created["target"]
+        == shown(segment)
+        == {
+            "segment": entry["id"],
+            "kind": entry["kind"],
+            "name": entry["name"],
+        }
+    )
+    # And the target read back can be sent back as it is (a replacement keeping it)
+    status, edited, _ = put(
+        world,
+        created["annotation_id"],
+        {"target": created["target"], "status": "approved"},
+        headers["ETag"],
+    )
+    assert status == 200 and edited["target"] == created["target"]
+    # And another device's segment, or a deleted one, is not found under this device
+    world.delete(segment)
+    for unreachable in (on(other), on(segment)):
+        status, body, _ = post(world, {"target": unreachable})
+        assert (status, body["error"]["parameter"]) == (404, "target.name"), body
 
 
 def test_segment_entries_carry_their_annotations(world: ApiWorld) -> None:
@@ -239,11 +277,11 @@ def test_segment_entries_carry_their_annotations(world: ApiWorld) -> None:
     segments = [world.put("video", DEVICE, at(29, 10, 0, 10 * n), 10_000) for n in range(3)]
     other = world.put("video", "cam-002", at(29, 10), 10_000)
     # And a note on the first segment, a range over the 2nd and 3rd, one on the other device
-    _, on_first, _ = post(world, {"target": {"segment": segments[0].id}})
+    _, on_first, _ = post(world, {"target": on(segments[0])})
     _, on_range, _ = post(world, _range(iso(at(29, 10, 0, 15)), iso(at(29, 10, 0, 25))))
-    post(world, {"target": {"segment": other.id}}, device="cam-002")
+    post(world, {"target": on(other)}, device="cam-002")
     # And a deleted one on the first segment
-    _, gone, _ = post(world, {"target": {"segment": segments[0].id}})
+    _, gone, _ = post(world, {"target": on(segments[0])})
     delete(world, gone["annotation_id"], '"1"')
     # When the segments are listed, and one is read
     _, page, _ = world.get(f"/devices/{DEVICE}/segments", window(iso(at(29, 10)), iso(at(29, 11))))
@@ -254,7 +292,7 @@ def test_segment_entries_carry_their_annotations(world: ApiWorld) -> None:
         segments[1].id: [on_range["annotation_id"]],
         segments[2].id: [on_range["annotation_id"]],
     }
-    _, entry, _ = world.get(f"/devices/{DEVICE}/segments/{segments[1].id}")
+    _, entry, _ = world.get(address(segments[1]))
     assert [a["annotation_id"] for a in entry["annotations"]] == [on_range["annotation_id"]]
     assert entry["annotations"][0]["target"] == on_range["target"]
     # And an annotation of a present segment says so
@@ -265,7 +303,7 @@ def test_segment_entries_carry_their_annotations(world: ApiWorld) -> None:
 def test_annotations_survive_losing_every_read_model_item(world: ApiWorld) -> None:
     # Given an annotation on a segment and one on a range
     segment = world.put("video", DEVICE, at(29, 10), 10_000)
-    _, on_segment, _ = post(world, {"target": {"segment": segment.id}, "description": "s"})
+    _, on_segment, _ = post(world, {"target": on(segment), "description": "s"})
     _, on_range, _ = post(world, _range(iso(at(29, 9)), iso(at(29, 11)), description="r"))
     # When every item of the read model is deleted
     for item in world.dynamodb.scan(TableName=world.table)["Items"]:
@@ -300,7 +338,7 @@ def test_without_an_annotations_table_the_routes_say_so_and_segments_carry_none(
 def test_a_point_in_time_segment_is_annotated_and_joined(world: ApiWorld) -> None:
     # Given a sensor reading of duration 0 and a range over it
     reading = world.put("sensor", DEVICE, at(29, 10, 0, 5), 0)
-    _, on_reading, _ = post(world, {"target": {"segment": reading.id}})
+    _, on_reading, _ = post(world, {"target": on(reading)})
     _, on_range, _ = post(world, _range(iso(at(29, 10)), iso(at(29, 10, 1))))
     assert on_reading["start"] == on_reading["end"] == iso(at(29, 10, 0, 5))
     # When the sensor entries are listed

@@ -42,7 +42,7 @@ pauses = st.floats(0, 0.004)
 
 
 class NoSegments:
-    def locate(self, device: str, segment_id: str) -> SegmentKey:
+    def locate(self, device: str, kind: str, name: str) -> SegmentKey:
         raise AssertionError("range targets only")
 
     def present(self, segments: list[SegmentKey]) -> set[str]:

@@ -17,13 +17,14 @@ def test_annotations_over_http_with_etags_and_who(local_stack: RunningStack) -> 
     keys = put_segments(local_stack, DEVICE, first, 3)
     end = first + timedelta(minutes=1)
     poll(lambda: listed(local_stack, DEVICE, first, end), lambda k: k == set(keys), "ingest", 30)
-    segment_id = keys[1].rsplit("_", 1)[1].split(".")[0]
+    name = keys[1].rsplit("/", 1)[1]  # the segment entry's name (with its kind: the address)
+    target = {"kind": "video", "name": name}
     route = f"/devices/{DEVICE}/annotations"
     # When alice annotates the second segment
     status, created, headers = local_stack.call(
         "POST",
         route,
-        {"target": {"segment": segment_id}, "description": "Übergabe 🚚", "tags": ["handover"]},
+        {"target": target, "description": "Übergabe 🚚", "tags": ["handover"]},
         {"X-User": "alice"},
     )
     # Then 201 with Location and ETag, alice as the author
@@ -35,7 +36,7 @@ def test_annotations_over_http_with_etags_and_who(local_stack: RunningStack) -> 
     status, read, headers = local_stack.call("GET", location)
     assert (status, read, headers["ETag"]) == (200, created, '"1"')
     # When bob replaces it with that ETag, and carol tries with the same (stale) one
-    replacement = {"target": {"segment": segment_id}, "status": "approved", "description": "ok"}
+    replacement = {"target": target, "status": "approved", "description": "ok"}
     status, replaced, headers = local_stack.call(
         "PUT", location, replacement, {"X-User": "bob", "If-Match": '"1"'}
     )
@@ -54,8 +55,8 @@ def test_annotations_over_http_with_etags_and_who(local_stack: RunningStack) -> 
     # And the segment list carries it on the second segment only
     query = urlencode({"from": iso(first), "to": iso(end)})
     status, page, _ = local_stack.call("GET", f"/devices/{DEVICE}/segments?{query}")
-    carried = {e["id"]: [a["annotation_id"] for a in e["annotations"]] for e in page["items"]}
-    assert carried[segment_id] == [created["annotation_id"]]
+    carried = {e["name"]: [a["annotation_id"] for a in e["annotations"]] for e in page["items"]}
+    assert carried[name] == [created["annotation_id"]]
     assert sum(len(v) for v in carried.values()) == 1
     # When it is deleted, without X-User (the local stand-in names the caller "local")
     status, _, _ = local_stack.call("DELETE", location, headers={"If-Match": '"2"'})

@@ -32,7 +32,7 @@ MAX_RANGE = 31 * DAY_MS
 class NoSegments:
     """Segments are not this test's subject: every annotated segment counts as present."""
 
-    def locate(self, device: str, segment_id: str) -> SegmentKey:
+    def locate(self, device: str, kind: str, name: str) -> SegmentKey:
         raise AssertionError("the property writes resolved targets only")
 
     def present(self, segments: list[SegmentKey]) -> set[str]:

@@ -488,7 +488,6 @@ def test_read_model_table_shape_comes_from_the_shared_schema(synth: Synth) -> No
     assert props["AttributeDefinitions"] == [
         {"AttributeName": "pk", "AttributeType": "S"},
         {"AttributeName": "sk", "AttributeType": "S"},
-        {"AttributeName": "id", "AttributeType": "S"},
     ]
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
     assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}

@@ -52,7 +52,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/playlist.m3u8",
     "/devices/{device}/ranges",
     "/devices/{device}/segments",
-    "/devices/{device}/segments/{segment_id}",
+    "/devices/{device}/segments/{kind}/{name}",
     "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/openapi.json",
@@ -106,26 +106,26 @@ def _routes(synth: Synth) -> dict[str, dict[str, Any]]:
 # --- read model index -------------------------------------------------------------------------
 
 
-def test_read_model_table_has_a_keys_only_index_by_segment_id(synth: Synth) -> None:
+def test_read_model_table_has_no_secondary_index(synth: Synth) -> None:
     # Given the read-model table
     props = synth.props(synth.video_index.read_model.table)
-    # Then it has one global secondary index, by_id, keyed by the string attribute id
-    assert props["GlobalSecondaryIndexes"] == [
-        {
-            "IndexName": "by_id",
-            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }
-    ]
-    assert {"AttributeName": "id", "AttributeType": "S"} in props["AttributeDefinitions"]
-    # And it is the index of the shared schema `video-index local` and the tests create
+    # Then it has no global or local secondary index (each would cost a write unit per
+    # segment write): a single segment is read by its key (device, kind, file name)
+    assert "GlobalSecondaryIndexes" not in props
+    assert "LocalSecondaryIndexes" not in props
+    # And its attributes are the key's only, as in the shared schema `video-index local`
+    # and the tests create
     definition = read_model_table_definition("any")
-    assert props["GlobalSecondaryIndexes"] == definition["GlobalSecondaryIndexes"]
+    assert "GlobalSecondaryIndexes" not in definition
     assert sorted(props["AttributeDefinitions"], key=str) == sorted(
         definition["AttributeDefinitions"], key=str
     )
-    # And the annotations table shape does not inherit it
+    assert {a["AttributeName"] for a in props["AttributeDefinitions"]} == {"pk", "sk"}
+    # And the annotations table shape has none either
     assert "GlobalSecondaryIndexes" not in annotations_table_definition("any")
+    # And no policy of the stack grants anything on an index
+    policies = synth.of_type("AWS::IAM::Policy").values()
+    assert policies and not [p for p in policies if "/index/" in json.dumps(p)]
 
 
 # --- routes and authorization -----------------------------------------------------------------
@@ -454,9 +454,9 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
         "dynamodb:Query",
     ]
     assert by_sid["ReadModelRead"]["Resource"] == table_arn
-    # And Query on the by_id index only (found by the index ARN)
-    assert by_sid["FindSegmentById"]["Action"] == "dynamodb:Query"
-    assert by_sid["FindSegmentById"]["Resource"] == {"Fn::Join": ["", [table_arn, "/index/by_id"]]}
+    # And nothing on any index of the table (it has none: a segment is read by its key)
+    assert "FindSegmentById" not in by_sid
+    assert not [s for s in statements if "/index/" in json.dumps(s["Resource"])]
     # And read repair: one key's conditional put/update through the ingest path, no delete
     assert by_sid["ReadRepair"]["Action"] == [
         "dynamodb:ConditionCheckItem",
@@ -507,7 +507,7 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert deletions["Resource"] == synth.arn(stack.deletion.table)
     assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
     assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
-    assert len(statements) == 12
+    assert len(statements) == 11
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests (never of the read
     # model or of an object)

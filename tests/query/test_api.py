@@ -10,7 +10,7 @@ import m3u8
 import pytest
 
 from tests.support import events as ev
-from tests.support.api_world import ApiWorld, at, iso, make_world
+from tests.support.api_world import ApiWorld, address, at, iso, make_world
 from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
 
@@ -121,6 +121,7 @@ def test_kind_filter_and_entry_shape(world: ApiWorld) -> None:
             "kind": "video",
             "device": DEVICE,
             "id": seg.id,
+            "name": seg.filename,
             "start": "2026-11-29T10:00:00.000Z",
             "end": "2026-11-29T10:00:10.000Z",
             "duration_ms": 10_000,
@@ -151,15 +152,63 @@ def test_a_tampered_cursor_is_refused(world: ApiWorld, cursor: str) -> None:
     assert status == 400 and body["error"]["parameter"] == "cursor"
 
 
-def test_single_segment_has_a_short_presigned_url(world: ApiWorld) -> None:
+def test_single_segment_by_the_kind_and_name_its_entry_gives(world: ApiWorld) -> None:
+    # Given a video segment and a sensor reading of the device
     seg = world.put("video", DEVICE, at(29, 10), 10_000)
-    status, body, _ = world.get(f"/devices/{DEVICE}/segments/{seg.id}")
-    assert status == 200 and body["key"] == seg.key
-    query = parse_qs(urlparse(body["url"]).query)
-    assert query["X-Amz-Expires"] == ["900"]
-    assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
-    # And another device cannot reach it by id
-    assert world.get(f"/devices/cam-002/segments/{seg.id}")[0] == 404
+    reading = world.put("sensor", DEVICE, at(29, 10, 0, 5), 0)
+    # When the list's entry is addressed by its own kind and name
+    _, page, _ = world.get(
+        f"/devices/{DEVICE}/segments", q(**{"from": iso(at(29, 10)), "to": iso(at(29, 11))})
+    )
+    listed = {e["key"]: e for e in page["items"]}
+    for segment in (seg, reading):
+        entry = listed[segment.key]
+        status, body, _ = world.get(
+            f"/devices/{DEVICE}/segments/{entry['kind']}/{quote(entry['name'], safe='')}"
+        )
+        # Then it is that entry, with a short-lived presigned URL
+        assert status == 200, body
+        assert {k: v for k, v in body.items() if k != "url"} == {
+            k: v for k, v in entry.items() if k != "url"
+        }
+        assert (body["key"], body["name"], body["id"]) == (
+            segment.key,
+            segment.filename,
+            segment.id,
+        )
+        query = parse_qs(urlparse(body["url"]).query)
+        assert query["X-Amz-Expires"] == ["900"]
+        assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"]
+
+
+def test_another_devices_segment_is_not_reachable(world: ApiWorld) -> None:
+    # Given a segment of cam-001 and a segment of cam-002
+    seg = world.put("video", DEVICE, at(29, 10), 10_000)
+    world.put("video", "cam-002", at(29, 10), 10_000)
+    # When cam-001's file name is asked for under cam-002 (or under another kind)
+    by_other_device = world.get(address(seg, "cam-002"))
+    by_other_kind = world.get(f"/devices/{DEVICE}/segments/sensor/{seg.filename}")
+    # Then 404 naming the file name, and 400 for an extension the kind cannot have
+    assert by_other_device[0] == 404 and by_other_device[1]["error"]["parameter"] == "name"
+    assert by_other_kind[0] == 400 and by_other_kind[1]["error"]["parameter"] == "name"
+
+
+def test_an_unknown_or_deleted_segment_is_404(world: ApiWorld) -> None:
+    # Given a segment deleted with its event (a tombstone in the read model)
+    seg = world.put("video", DEVICE, at(29, 10), 10_000)
+    world.delete(seg)
+    item = world.dynamodb.get_item(
+        TableName=world.table,
+        Key={"pk": {"S": f"g1#seg#{DEVICE}#video"}, "sk": {"S": seg.filename}},
+    )["Item"]
+    assert item["present"] == {"BOOL": False}
+    # And a well-formed name that was never uploaded
+    never = seg.model_copy(update={"id": "0" * 16})
+    # When they are asked for
+    for segment in (seg, never):
+        status, body, _ = world.get(address(segment))
+        # Then 404 naming the file name
+        assert status == 404 and body["error"]["parameter"] == "name", body
 
 
 def test_read_repair_answers_404_once_and_corrects_the_read_model(world: ApiWorld) -> None:
@@ -167,14 +216,14 @@ def test_read_repair_answers_404_once_and_corrects_the_read_model(world: ApiWorl
     seg = world.put("video", DEVICE, at(29, 10), 10_000, size=40)
     world.delete(seg, notify=False)
     # When it is asked for
-    status, body, _ = world.get(f"/devices/{DEVICE}/segments/{seg.id}")
+    status, body, _ = world.get(address(seg))
     # Then 404, and the read model no longer has it, aggregates included
-    assert status == 404 and body["error"]["parameter"] == "id"
+    assert status == 404 and body["error"]["parameter"] == "name"
     model = view(world.dynamodb, world.table)
     assert model.segments == {}
     assert all(not any(f.values()) for f in model.buckets.values())
     assert world.get(f"/devices/{DEVICE}")[1]["kinds"] == {}
-    assert world.get(f"/devices/{DEVICE}/segments/{seg.id}")[0] == 404
+    assert world.get(address(seg))[0] == 404
 
 
 def test_ranges_come_back_whole_across_midnight(world: ApiWorld) -> None:
@@ -271,3 +320,14 @@ def test_calendar_of_a_month(world: ApiWorld) -> None:
 def test_openapi_document(world: ApiWorld) -> None:
     status, body, _ = world.get("/openapi.json")
     assert status == 200 and "/devices/{device}/calendar" in body["paths"]
+    # And the single segment is addressed by kind and file name, every status declared
+    single = body["paths"]["/devices/{device}/segments/{kind}/{name}"]["get"]
+    assert {p["name"] for p in single["parameters"]} == {"device", "kind", "name"}
+    assert {"200", "400", "404", "414", "503"} <= set(single["responses"])
+    assert "name" in body["components"]["schemas"]["SegmentOut"]["required"]
+    assert not [
+        p
+        for p in body["paths"]
+        if p.startswith("/devices/{device}/segments/{")
+        and (p != "/devices/{device}/segments/{kind}/{name}")
+    ]

@@ -15,13 +15,16 @@ from tests.support.api_world import ApiWorld, at, make_world
 from video_index.core.table_schema import create_tables
 
 GOOD_WINDOW = "from=2026-11-29T10:00:00Z&to=2026-11-29T11:00:00Z"
+#: A well-formed video file name no segment has.
+NAME = "20261129T100000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
+SEGMENT = "/devices/cam-001/segments"
 ROUTES = [
     "/devices",
     "/devices/cam-001",
     "/devices/cam-001/calendar",
     "/devices/cam-001/ranges",
     "/devices/cam-001/segments",
-    "/devices/cam-001/segments/3f9a1c2e7b4d5a60",
+    f"/devices/cam-001/segments/video/{NAME}",
     "/devices/cam-001/playlist.m3u8",
     "/devices/cam-001/overlays",
 ]
@@ -68,9 +71,19 @@ BAD = [
     ("/devices/cam-001/segments", f"{GOOD_WINDOW}&limit=1001", 400, "limit"),
     ("/devices/cam-001/segments", f"{GOOD_WINDOW}&cursor=abc", 400, "cursor"),
     ("/devices/cam-001/segments", "from=0001-01-01T00:00:00Z&to=0001-01-02T00:00:00Z", 400, "from"),
-    ("/devices/cam-001/segments/UPPER", "", 400, "id"),
-    ("/devices/cam-001/segments/" + "a" * 65, "", 400, "id"),
-    ("/devices/cam-001/segments/0000000000000000", "", 404, "id"),
+    (f"{SEGMENT}/audio/{NAME}", "", 400, "kind"),
+    (f"{SEGMENT}/VIDEO/{NAME}", "", 400, "kind"),
+    (f"{SEGMENT}/{'v' * 17}/{NAME}", "", 400, "kind"),
+    (f"{SEGMENT}/video/UPPER", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME.replace('.mp4', '.json')}", "", 400, "name"),
+    (f"{SEGMENT}/sensor/{NAME}", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME.replace('10000', '3600001')}", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME.replace('1129', '1131')}", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME.replace('3f9a', 'a' * 65)}", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME}%2F..", "", 400, "name"),
+    (f"{SEGMENT}/video/{'a' * 101}", "", 400, "name"),
+    (f"{SEGMENT}/video/{NAME}", "", 404, "name"),
+    (f"{SEGMENT}/3f9a1c2e7b4d5a60", "", 404, None),  # the id alone is no address
     ("/devices/cam-001/playlist.m3u8", "", 400, "from"),
     (
         "/devices/cam-001/playlist.m3u8",
@@ -97,7 +110,7 @@ def test_bad_input_names_the_parameter(
 def test_every_route_is_covered_by_the_table() -> None:
     covered = {path.replace("Cam-001", "cam-001") for path, *_ in BAD}
     for route in ROUTES:
-        prefix = route.rsplit("/", 1)[0] if route.endswith("3f9a1c2e7b4d5a60") else route
+        prefix = route.rsplit("/", 1)[0] if route.endswith(NAME) else route
         assert any(c.startswith(prefix) for c in covered), route
 
 
@@ -122,7 +135,14 @@ values = st.one_of(
 paths = st.one_of(
     st.sampled_from(ROUTES),
     st.builds(lambda d: f"/devices/{quote(d, safe='')}/segments", st.text(max_size=70)),
-    st.builds(lambda i: f"/devices/cam-001/segments/{quote(i, safe='')}", st.text(max_size=70)),
+    st.builds(
+        lambda k, n: f"{SEGMENT}/{quote(k, safe='')}/{quote(n, safe='')}",
+        st.one_of(st.sampled_from(["video", "sensor", "analysis"]), st.text(max_size=20)),
+        st.one_of(
+            st.text(max_size=110),
+            st.builds(lambda i: NAME.replace("3f9a1c2e7b4d5a60", i), st.text(max_size=70)),
+        ),
+    ),
 )
 
 

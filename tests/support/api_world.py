@@ -143,4 +143,10 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-__all__ = ["NOW", "ApiWorld", "at", "format_key", "iso", "make_world"]
+def address(segment: SegmentKey, device: str | None = None) -> str:
+    """``GET /devices/{device}/segments/{kind}/{name}`` of a segment (of its own device
+    unless another is given): the address its entry's ``kind`` and ``name`` make."""
+    return f"/devices/{device or segment.device}/segments/{segment.kind}/{segment.filename}"
+
+
+__all__ = ["NOW", "ApiWorld", "address", "at", "format_key", "iso", "make_world"]

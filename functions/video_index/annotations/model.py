@@ -2,9 +2,10 @@
 
 A request body (:class:`AnnotationIn`, the shape the API documents) becomes a
 :class:`Draft` once every rule holds, each breach a :class:`BadInput` naming the
-field: a target is one segment (by its id) or a range ``from < to`` of at most
-31 days; a description has at most 4,000 characters of any Unicode and is stored
-as given; the status is one of three; tags are at most 20 of ``[a-z0-9-]{1,32}``
+field: a target is one segment (by its kind and key file name, as its entry gives
+them: found with one GetItem, no index) or a range ``from < to`` of at most 31 days; a
+description has at most 4,000 characters of any Unicode and is stored as given; the
+status is one of three; tags are at most 20 of ``[a-z0-9-]{1,32}``
 (repeats are dropped, the first occurrence keeps its place).
 
 An :class:`Annotation` is one version as stored: the draft with its target
@@ -22,7 +23,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from video_index.core.errors import BadInput, PreconditionFailed, PreconditionRequired
-from video_index.core.keys import InvalidKeyError, SegmentKey, parse_key
+from video_index.core.keys import (
+    MAX_FILE_NAME_LENGTH,
+    InvalidKeyError,
+    Kind,
+    SegmentKey,
+    parse_key,
+)
 from video_index.core.timeunits import DAY_MS
 from video_index.query.params import MAX_TIME_LENGTH, instant
 
@@ -59,28 +66,33 @@ def check_annotation_id(value: str, parameter: str = "annotation_id") -> str:
 
 
 class TargetIn(BaseModel):
-    """What an annotation is about: ``{"segment": "<id>"}`` or ``{"from", "to"}``."""
+    """What an annotation is about: ``{"kind", "name"}`` (a segment, by its entry's kind and
+    key file name; ``segment``, its id, may come along) or ``{"from", "to"}``."""
 
     model_config = ConfigDict(
         extra="forbid",
         populate_by_name=True,
         json_schema_extra={
-            "description": 'Either {"segment": "<segment id>"} or {"from": "<ISO 8601>", '
-            '"to": "<ISO 8601>"} (from < to, at most 31 days)'
+            "description": 'Either {"kind": "<kind>", "name": "<file name>"} (a segment '
+            "entry's kind and name; its id may come along as segment) or "
+            '{"from": "<ISO 8601>", "to": "<ISO 8601>"} (from < to, at most 31 days)'
         },
     )
 
     segment: str | None = Field(default=None, pattern=SEGMENT_ID_PATTERN)
+    kind: Kind | None = None
+    name: str | None = Field(default=None, max_length=MAX_FILE_NAME_LENGTH)
     from_: str | None = Field(default=None, alias="from", max_length=MAX_TIME_LENGTH)
     to: str | None = Field(default=None, max_length=MAX_TIME_LENGTH)
 
     @model_validator(mode="after")
     def _one_form(self) -> TargetIn:
-        if self.segment is not None:
+        on_segment = self.segment is not None or self.kind is not None or self.name is not None
+        if on_segment:
             if self.from_ is not None or self.to is not None:
-                raise ValueError("give either segment, or from and to, not both")
+                raise ValueError("give either a segment (kind and name), or from and to, not both")
         elif self.from_ is None or self.to is None:
-            raise ValueError("give either segment, or from and to")
+            raise ValueError("give either a segment (kind and name), or from and to")
         return self
 
 
@@ -106,23 +118,53 @@ class Draft:
     description: str
     status: str
     tags: tuple[str, ...]
-    #: A segment target: the segment's id; a range target: None.
-    segment: str | None = None
+    #: A segment target: its kind and file name; a range target: None.
+    segment: SegmentRef | None = None
     #: A range target: ``[from_ms, to_ms)``.
     from_ms: int = 0
     to_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRef:
+    """A segment target as a request names it: the segment's kind and key file name (with
+    the device, the whole key)."""
+
+    kind: str
+    name: str
+
+    @classmethod
+    def of_key(cls, segment: SegmentKey) -> SegmentRef:
+        return cls(segment.kind, segment.filename)
 
 
 def draft_of(body: AnnotationIn) -> Draft:
     """The draft of a structurally valid body; :class:`BadInput` names the broken rule."""
     description = checked_text(body.description, "description")
     tags = checked_tags(body.tags)
-    if body.target.segment is not None:
-        return Draft(description, body.status, tags, segment=body.target.segment)
-    from_ms = instant(body.target.from_, "target.from")
-    to_ms = instant(body.target.to, "target.to")
+    target = body.target
+    if target.from_ is None:
+        for field_name in ("kind", "name"):
+            if getattr(target, field_name) is None:
+                raise BadInput(
+                    f"target.{field_name}",
+                    "is required: a segment target is its entry's kind and name "
+                    "(an id alone does not locate a segment)",
+                )
+        assert target.kind is not None and target.name is not None
+        if target.segment is not None and _id_of_name(target.name) != target.segment:
+            raise BadInput("target.segment", f"is not the id in target.name {target.name!r}")
+        return Draft(description, body.status, tags, segment=SegmentRef(target.kind, target.name))
+    from_ms = instant(target.from_, "target.from")
+    to_ms = instant(target.to, "target.to")
     check_range(from_ms, to_ms)
     return Draft(description, body.status, tags, from_ms=from_ms, to_ms=to_ms)
+
+
+def _id_of_name(name: str) -> str | None:
+    """The id part of a key file name (``<start>_<duration>_<id>.<ext>``), if it has one."""
+    parts = name.split("_")
+    return parts[2].split(".", 1)[0] if len(parts) == 3 else None
 
 
 def check_range(from_ms: int, to_ms: int) -> None:
@@ -172,6 +214,14 @@ class Target:
     @classmethod
     def of_range(cls, from_ms: int, to_ms: int) -> Target:
         return cls(from_ms, to_ms)
+
+    @property
+    def ref(self) -> SegmentRef | None:
+        """A segment target's kind and file name (from its key); None for a range."""
+        if self.segment_key is None:
+            return None
+        _, kind, *_, name = self.segment_key.split("/")
+        return SegmentRef(kind, name)
 
     def intersects(self, start_ms: int, end_ms: int) -> bool:
         """Half-open overlap with ``[start_ms, end_ms)``; a point target counts where it lies."""
@@ -255,14 +305,16 @@ class Annotation:
         )
 
 
-def segment_of_key(key: str, device: str, segment: str, parameter: str) -> SegmentKey:
-    """The segment a stored or imported key names, checked against its device and id."""
+def segment_of_key(key: str, device: str, ref: SegmentRef | None, parameter: str) -> SegmentKey:
+    """The segment a stored or imported key names, checked against its device and, when
+    given, the kind and file name the target names."""
     try:
         parsed = parse_key(key)
     except InvalidKeyError as exc:
         raise BadInput(parameter, exc.reason) from None
-    if parsed.device != device or parsed.id != segment:
-        raise BadInput(parameter, f"is not the key of segment {segment} of device {device}")
+    if parsed.device != device or (ref is not None and SegmentRef.of_key(parsed) != ref):
+        named = f"{ref.kind} segment {ref.name}" if ref is not None else "a segment"
+        raise BadInput(parameter, f"is not the key of {named} of device {device}")
     return parsed
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from video_index.core.errors import NotFound
-from video_index.core.keys import SegmentKey, parse_key
+from video_index.core.keys import SegmentKey
+from video_index.query import params
 from video_index.query.queries import Queries
 
 
@@ -13,14 +14,15 @@ class ReadModelSegments:
     def __init__(self, queries: Queries) -> None:
         self._queries = queries
 
-    def locate(self, device: str, segment_id: str) -> SegmentKey:
-        """The device's segment with this id, checked against S3 (an index Query, a GetItem,
-        a HEAD); :class:`NotFound` naming ``target.segment`` when there is none."""
+    def locate(self, device: str, kind: str, name: str) -> SegmentKey:
+        """The device's segment of this kind and key file name, checked against S3 (a
+        GetItem, a HEAD); :class:`NotFound` naming ``target.name`` when there is none."""
+        segment = params.segment(device, kind, name, ("target.kind", "target.name"))
         try:
-            entry = self._queries.segment(device, segment_id)
+            self._queries.segment(segment)
         except NotFound as exc:
-            raise NotFound("target.segment", exc.message) from None
-        return parse_key(entry.key)
+            raise NotFound("target.name", exc.message) from None
+        return segment
 
     def present(self, segments: list[SegmentKey]) -> set[str]:
         return self._queries.present_keys(segments)

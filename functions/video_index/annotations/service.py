@@ -53,8 +53,9 @@ _BACKOFF_SECONDS: Final = 0.05
 class SegmentDirectory(Protocol):
     """What annotations need to know about segments (the read model, :mod:`.segments`)."""
 
-    def locate(self, device: str, segment_id: str) -> SegmentKey:
-        """The device's present segment with this id; :class:`NotFound` otherwise."""
+    def locate(self, device: str, kind: str, name: str) -> SegmentKey:
+        """The device's present segment of this kind and key file name; :class:`BadInput`
+        for a name that is no key's, :class:`NotFound` for one the read model lacks."""
         ...
 
     def present(self, segments: list[SegmentKey]) -> set[str]:
@@ -86,7 +87,7 @@ class Annotations:
 
     def create(self, device: str, draft: Draft, by: str) -> Annotation:
         """A new annotation at version 1: one transaction (plus finding a target segment:
-        one index Query, one GetItem and one HEAD)."""
+        one GetItem and one HEAD)."""
         now = self._now()
         annotation = Annotation(
             annotation_id=self._new_id(),
@@ -189,9 +190,10 @@ class Annotations:
     def _resolve(self, device: str, draft: Draft, current: Annotation | None) -> Target:
         if draft.segment is None:
             return Target.of_range(draft.from_ms, draft.to_ms)
-        if current is not None and current.target.segment == draft.segment:
+        if current is not None and current.target.ref == draft.segment:
             return current.target  # the same segment, even if it is gone by now
-        return Target.of_segment(self.segments.locate(device, draft.segment))
+        ref = draft.segment
+        return Target.of_segment(self.segments.locate(device, ref.kind, ref.name))
 
     def _now(self) -> str:
         return iso_ms(int(self._clock() * 1000))
@@ -301,15 +303,15 @@ class Annotations:
         by_segment: dict[str, list[Annotation]] = {}
         ranges: list[Annotation] = []
         for annotation in found:
-            segment = annotation.target.segment
-            if segment is None:
+            segment_key = annotation.target.segment_key
+            if segment_key is None:
                 ranges.append(annotation)
             else:
                 present = dataclasses.replace(annotation, segment_present=True)
-                by_segment.setdefault(segment, []).append(present)
+                by_segment.setdefault(segment_key, []).append(present)
         joined: dict[str, list[Annotation]] = {}
         for entry in entries:
-            mine = by_segment.get(entry.id, []) + [
+            mine = by_segment.get(entry.key, []) + [
                 a for a in ranges if entry.intersects(a.target.start_ms, a.target.end_ms)
             ]
             joined[entry.key] = sorted(mine, key=lambda a: (a.target.start_ms, a.annotation_id))
@@ -326,11 +328,9 @@ class Annotations:
     def _with_presence(self, annotations: list[Annotation]) -> list[Annotation]:
         """``segment_present`` for the segment targets: one BatchGetItem (none without)."""
         keys = {
-            a.target.segment_key: segment_of_key(
-                a.target.segment_key, a.device, a.target.segment or "", "segment_key"
-            )
+            key: segment_of_key(key, a.device, None, "segment_key")
             for a in annotations
-            if a.target.segment_key is not None
+            if (key := a.target.segment_key) is not None
         }
         present = self.segments.present(list(keys.values())) if keys else set()
         return [

@@ -9,7 +9,12 @@ from video_index.core.timeunits import iso_ms
 
 
 class SegmentTargetOut(BaseModel):
+    """A segment target: its id, and its kind and key file name (its address, ``GET
+    /devices/{device}/segments/{kind}/{name}``; what a replacement sends back)."""
+
     segment: str
+    kind: str
+    name: str
 
 
 class RangeTargetOut(BaseModel):
@@ -67,9 +72,10 @@ def version_out(annotation: Annotation) -> VersionOut:
 
 def _fields(annotation: Annotation) -> dict[str, object]:
     target = annotation.target
+    ref = target.ref
     shown: SegmentTargetOut | RangeTargetOut = (
-        SegmentTargetOut(segment=target.segment)
-        if target.segment is not None
+        SegmentTargetOut(segment=target.segment, kind=ref.kind, name=ref.name)
+        if target.segment is not None and ref is not None
         else RangeTargetOut(from_=iso_ms(target.start_ms), to=iso_ms(target.end_ms))
     )
     return {

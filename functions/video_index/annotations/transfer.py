@@ -92,7 +92,10 @@ def parse_line(text: str, number: int, segments: SegmentDirectory) -> Annotation
     try:
         device = validate_device(line.device)
         body = AnnotationIn(
-            target=line.target, description=line.description, status=line.status, tags=line.tags
+            target=_named_target(line.target, line.segment_key),
+            description=line.description,
+            status=line.status,
+            tags=line.tags,
         )
         draft = draft_of(body)
         created_at = iso_ms(instant(line.created_at, "created_at"))
@@ -103,17 +106,18 @@ def parse_line(text: str, number: int, segments: SegmentDirectory) -> Annotation
         raise BadInput(f"{where}: {exc.parameter or 'line'}", exc.message) from None
     except ValidationError as exc:
         raise BadInput(where, str(exc.errors()[0]["msg"])) from None
-    if draft.segment is None:
+    ref = draft.segment
+    if ref is None:
         target = Target.of_range(draft.from_ms, draft.to_ms)
     elif line.segment_key is not None:
-        key = segment_of_key(line.segment_key, device, draft.segment, f"{where}: segment_key")
+        key = segment_of_key(line.segment_key, device, ref, f"{where}: segment_key")
         target = Target.of_segment(key)
     else:
         try:
-            target = Target.of_segment(segments.locate(device, draft.segment))
-        except NotFound as exc:
+            target = Target.of_segment(segments.locate(device, ref.kind, ref.name))
+        except (BadInput, NotFound) as exc:
             raise BadInput(
-                f"{where}: target.segment", f"{exc.message} (and no segment_key)"
+                f"{where}: {exc.parameter or 'target.name'}", f"{exc.message} (and no segment_key)"
             ) from None
     return Annotation(
         annotation_id=line.annotation_id,
@@ -128,6 +132,17 @@ def parse_line(text: str, number: int, segments: SegmentDirectory) -> Annotation
         updated_at=updated_at,
         updated_by=line.updated_by,
     )
+
+
+def _named_target(target: TargetIn, segment_key: str | None) -> TargetIn:
+    """A segment target with its kind and name: a line exported before targets carried
+    them (``{"segment": "<id>"}`` only) takes them from its ``segment_key``."""
+    if target.segment is None or target.kind is not None or target.name is not None:
+        return target
+    if segment_key is None or segment_key.count("/") != 7:
+        return target  # draft_of names what is missing
+    _, kind, *_, name = segment_key.split("/")
+    return target.model_copy(update={"kind": kind, "name": name})
 
 
 def read_lines(lines: Iterable[str], segments: SegmentDirectory) -> list[tuple[int, Annotation]]:

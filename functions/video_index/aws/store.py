@@ -41,7 +41,6 @@ from video_index.core.layout import (
 from video_index.core.models import SegmentRecord
 from video_index.core.projection import ObjectState
 from video_index.core.settings import Settings
-from video_index.core.table_schema import ID_ATTRIBUTE, ID_INDEX
 
 __all__ = ["ConditionFailed", "ReadModelStore", "StoreError", "TransientStoreError"]
 
@@ -301,16 +300,6 @@ class ReadModelStore(DynamoTable):
         page = self.call("query", **request)
         last = page.get("LastEvaluatedKey")
         return [plain(i) for i in page.get("Items", [])], plain(last)["sk"] if last else None
-
-    def keys_with_id(self, segment_id: str) -> list[tuple[str, str]]:
-        """(pk, sk) of every segment item, of any device and generation, with this id."""
-        found = self.query(
-            IndexName=ID_INDEX,
-            KeyConditionExpression="#id = :id",
-            ExpressionAttributeNames={"#id": ID_ATTRIBUTE},
-            ExpressionAttributeValues=wire({":id": segment_id}),
-        )
-        return [(item["pk"], item["sk"]) for item in found]
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return self.get_item({"pk": pk, "sk": sk})

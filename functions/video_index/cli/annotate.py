@@ -1,6 +1,6 @@
 """``video-index annotate add|list|export|import``: annotations from the command line.
 
-    video-index annotate add --device D (--segment ID | --from ISO --to ISO)
+    video-index annotate add --device D (--segment NAME [--kind K] | --from ISO --to ISO)
         [--description TEXT] [--status pending|approved|rejected] [--tag T]... [--by NAME]
     video-index annotate list --device D --from ISO --to ISO [--status S] [--tag T] [--json]
     video-index annotate export [--device D] [--out FILE]
@@ -53,9 +53,19 @@ def register(commands: Any) -> None:
     add = actions.add_parser("add", help="annotate a segment or a time range of a device")
     add.add_argument("--device", required=True, type=device_arg)
     target = add.add_mutually_exclusive_group(required=True)
-    target.add_argument("--segment", metavar="ID", help="the segment's id")
+    target.add_argument(
+        "--segment",
+        metavar="NAME",
+        help="the segment's key file name (an entry's name: <start>_<duration>_<id>.<ext>)",
+    )
     target.add_argument("--from", dest="start", type=start_arg, metavar="ISO")
     add.add_argument("--to", dest="end", type=start_arg, metavar="ISO")
+    add.add_argument(
+        "--kind",
+        choices=("video", "sensor", "analysis"),
+        default="video",
+        help="the segment's kind (with --segment; default video)",
+    )
     add.add_argument("--description", default="", help="at most 4,000 characters")
     add.add_argument("--status", choices=_STATUSES, default="pending")
     add.add_argument("--tag", action="append", default=[], help="[a-z0-9-]{1,32}; repeatable")
@@ -133,7 +143,7 @@ def _add(args: argparse.Namespace, console: Console, parser: argparse.ArgumentPa
         from video_index.core.timeunits import iso_ms
 
         target = (
-            TargetIn(segment=args.segment)
+            TargetIn(kind=args.kind, name=args.segment)
             if args.segment is not None
             else TargetIn.model_validate(
                 {"from": iso_ms(_ms(args.start)), "to": iso_ms(_ms(args.end))}
@@ -207,7 +217,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
             table.add_row(
                 out.start,
                 out.end,
-                Text(f"segment {target['segment']}" if "segment" in target else "range"),
+                Text(f"{target['kind']} {target['name']}" if "name" in target else "range"),
                 out.status,
                 Text(", ".join(out.tags)),
                 Text(out.description),

@@ -234,6 +234,26 @@ def parse_key(key: str) -> SegmentKey:
         raise InvalidKeyError(key_error_reason(exc)) from None
 
 
+#: Longest file name of a key: start (20), two separators, duration (9), id (64), dot, ext (4).
+MAX_FILE_NAME_LENGTH: Final = 100
+
+
+def parse_file_name(kind: str, device: str, name: str) -> SegmentKey:
+    """The segment a kind, a device and a key's file name address (the folders follow
+    from the start), so a file name alone, with its kind and device, is the whole key;
+    :class:`InvalidKeyError` says which rule it breaks."""
+    validate_kind(kind)
+    validate_device(device)
+    if len(name) > MAX_FILE_NAME_LENGTH:
+        raise InvalidKeyError(f"file name is longer than {MAX_FILE_NAME_LENGTH} characters")
+    if "/" in name:
+        raise InvalidKeyError("file name must not contain '/'")
+    match = _FILE_RE.fullmatch(name)
+    if not match:
+        raise InvalidKeyError(f"file name {name!r} is not <start>_<duration>_<id>.<ext>")
+    return parse_key(hour_prefix(kind, device, parse_start(match["start"])) + name)
+
+
 def key_error_reason(exc: ValueError) -> str:
     """The rule a :class:`SegmentKey` validation broke, from pydantic's wrapped error."""
     if isinstance(exc, InvalidKeyError):

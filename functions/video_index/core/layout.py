@@ -79,11 +79,6 @@ def segment_pk(generation: int, device: str, kind: str) -> str:
     return f"{generation_prefix(generation)}seg#{device}#{kind}"
 
 
-def device_segments_prefix(generation: int, device: str) -> str:
-    """What the segment partition keys of every kind of one device start with."""
-    return f"{generation_prefix(generation)}seg#{device}#"
-
-
 def segment_sk(segment: SegmentKey) -> str:
     return segment.filename
 

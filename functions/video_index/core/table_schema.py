@@ -11,27 +11,15 @@ from typing import Any, Final
 PARTITION_KEY: Final = "pk"
 SORT_KEY: Final = "sk"
 TTL_ATTRIBUTE: Final = "expires_at"
-#: Global secondary index of the read model that finds a segment item by its id alone
-#: (``GET /devices/{device}/segments/{id}``). Keys only: the API reads the item itself.
-#: Tombstones keep their id, so a deleted segment is found too (and answered 404).
-ID_INDEX: Final = "by_id"
-ID_ATTRIBUTE: Final = "id"
 #: The read model's stream: the aggregation consumer turns each segment item's old and
 #: new image into aggregate deltas (docs/read-model.md).
 STREAM_VIEW_TYPE: Final = "NEW_AND_OLD_IMAGES"
 
 
 def read_model_table_definition(table_name: str) -> dict[str, Any]:
-    """``CreateTable`` arguments for the read-model table (on-demand, pk/sk strings, ``by_id``)."""
+    """``CreateTable`` arguments for the read-model table (on-demand, pk/sk strings, a
+    stream; no secondary index: every read addresses items by key, docs/read-model.md)."""
     definition = _keyed_table_definition(table_name)
-    definition["AttributeDefinitions"].append({"AttributeName": ID_ATTRIBUTE, "AttributeType": "S"})
-    definition["GlobalSecondaryIndexes"] = [
-        {
-            "IndexName": ID_INDEX,
-            "KeySchema": [{"AttributeName": ID_ATTRIBUTE, "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }
-    ]
     definition["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE}
     return definition
 

@@ -12,6 +12,9 @@ class SegmentOut(BaseModel):
     kind: str
     device: str
     id: str
+    #: The key's file name: with ``kind``, the entry's address
+    #: (``GET /devices/{device}/segments/{kind}/{name}``, an annotation's segment target).
+    name: str
     start: str
     end: str
     duration_ms: int

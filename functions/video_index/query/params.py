@@ -14,8 +14,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from video_index.core.errors import BadInput
 from video_index.core.keys import (
     InvalidKeyError,
+    SegmentKey,
+    parse_file_name,
     validate_device,
-    validate_id,
     validate_kind,
 )
 from video_index.core.timeunits import DAY_MS, HOUR_MS, to_epoch_ms
@@ -41,11 +42,20 @@ def device(value: str) -> str:
         raise BadInput("device", exc.reason) from None
 
 
-def segment_id(value: str, parameter: str = "id") -> str:
+def segment(
+    device_name: str, kind: str, name: str, parameters: tuple[str, str] = ("kind", "name")
+) -> SegmentKey:
+    """The segment a device, a kind and a key's file name address (``GET
+    .../segments/{kind}/{name}``, an annotation's segment target): the whole key, with no
+    lookup; a bad kind or file name names its parameter."""
     try:
-        return validate_id(value)
+        validate_kind(kind)
     except InvalidKeyError as exc:
-        raise BadInput(parameter, exc.reason) from None
+        raise BadInput(parameters[0], exc.reason) from None
+    try:
+        return parse_file_name(kind, device_name, name)
+    except InvalidKeyError as exc:
+        raise BadInput(parameters[1], exc.reason) from None
 
 
 def instant(value: str | None, parameter: str) -> int:

@@ -35,9 +35,9 @@ from video_index.core.layout import (
     bucket_hour_ms,
     bucket_pk,
     bucket_sk,
-    device_segments_prefix,
     devices_pk,
     segment_pk,
+    segment_sk,
 )
 from video_index.core.ranges import merge_ranges
 from video_index.core.timeunits import DAY_MS, HOUR_MS, QUARTERS, from_epoch_ms
@@ -311,16 +311,13 @@ class Queries:
 
     # -- single segment ------------------------------------------------------------------
 
-    def find(self, device: str, segment_id: str) -> Entry | None:
-        """The present entry of a device with this id: one index Query + one GetItem each."""
-        generation = self.generation()
-        prefix = device_segments_prefix(generation, device)
-        for pk, sk in self._store.keys_with_id(segment_id):
-            if not pk.startswith(prefix):
-                continue
-            item = self._store.get(pk, sk)
-            if item and item.get("present"):
-                return Entry.of_item(device, pk.rsplit("#", 1)[1], item)
+    def find(self, segment: SegmentKey) -> Entry | None:
+        """The present entry of this key in the serving generation: one GetItem (the
+        key's device, kind and file name are the item's partition and sort key)."""
+        pk = segment_pk(self.generation(), segment.device, segment.kind)
+        item = self._store.get(pk, segment_sk(segment))
+        if item and item.get("present"):
+            return Entry.of_item(segment.device, segment.kind, item)
         return None
 
     def present_keys(self, segments: list[SegmentKey]) -> set[str]:
@@ -328,18 +325,20 @@ class Queries:
         BatchGetItem per 100."""
         return self._store.present_segments(self.generation(), segments)
 
-    def segment(self, device: str, segment_id: str) -> Entry:
-        """The device's segment with this id, checked against S3 (one HEAD).
+    def segment(self, segment: SegmentKey) -> Entry:
+        """The segment of this key, checked against S3 (one GetItem, one HEAD).
 
         An entry whose object is gone (its event never arrived) is corrected now,
         through the same code path ingest uses, and answered :class:`NotFound`.
         """
-        entry = self.find(device, segment_id)
+        entry = self.find(segment)
         if entry is None:
-            raise NotFound("id", f"no segment {segment_id} for device {device}")
+            raise NotFound(
+                "name", f"no {segment.kind} segment {segment.filename} for device {segment.device}"
+            )
         if not self._objects.head(entry.key).present:
             self._ingestor.repair(parse_key(entry.key))
-            raise NotFound("id", f"segment {segment_id} no longer exists")
+            raise NotFound("name", f"segment {segment.filename} no longer exists")
         return entry
 
 

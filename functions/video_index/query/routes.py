@@ -10,12 +10,12 @@ from typing import Annotated, Final
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from video_index.annotations.model import Annotation
 from video_index.annotations.shapes import annotation_out
 from video_index.core.errors import BadInput
-from video_index.core.keys import KINDS
+from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.timeunits import iso_ms
 from video_index.media.playback import playlist_segments
 from video_index.query import params
@@ -36,6 +36,12 @@ from video_index.query.models import (
 from video_index.query.playlist import CONTENT_TYPE, MAX_WINDOW_MS, build_playlist
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
+#: The single-segment route's path parameters, bounded in the document; their rules
+#: (docs/keys.md) are checked by :func:`video_index.query.params.segment`, naming the one
+#: broken (a schema pattern would answer the same 400 with a less helpful message).
+SegmentDevice = Annotated[str, Path(max_length=64)]
+SegmentKind = Annotated[str, Path(max_length=16)]
+SegmentName = Annotated[str, Path(max_length=MAX_FILE_NAME_LENGTH)]
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -48,6 +54,7 @@ def _segment_out(
         kind=entry.kind,
         device=entry.device,
         id=entry.id,
+        name=entry.filename,
         start=iso_ms(entry.start_ms),
         end=iso_ms(entry.end_ms),
         duration_ms=entry.duration_ms,
@@ -164,12 +171,14 @@ def list_segments(
     )
 
 
-@router.get("/devices/<device>/segments/<segment_id>", responses=responses(404))
-def get_segment(device: str, segment_id: str) -> SegmentOut:
+@router.get("/devices/<device>/segments/<kind>/<name>", responses=responses(404))
+def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> SegmentOut:
+    """One segment by its kind and key file name (an entry's ``kind`` and ``name``): one
+    GetItem in the serving generation's partition of the device and kind, one HEAD."""
     device = params.device(device)
-    segment_id = params.segment_id(segment_id)
+    segment = params.segment(device, kind, name)
     svc = services()
-    entry = svc.queries.segment(device, segment_id)
+    entry = svc.queries.segment(segment)
     joined = _joined(device, [entry])
     return _segment_out(
         entry, svc.presign(entry.key), joined.get(entry.key, []) if joined is not None else None

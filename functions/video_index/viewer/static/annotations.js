@@ -102,7 +102,7 @@ export class Annotations {
       const span = item && spanOf(item);
       const now = Boolean(item && ms !== null && (
         (span && span[0] <= ms && ms < Math.max(span[1], span[0] + 1000)) ||
-        (segment && item.target && item.target.segment === segment)));
+        (segment && item.target && item.target.kind === "video" && item.target.name === segment)));
       if ((element.dataset.now === "true") !== now) element.dataset.now = now ? "true" : "false";
     }
   }
@@ -136,9 +136,11 @@ export class Annotations {
   fill(annotation, zone, segment) {
     const fields = this.form.elements;
     const span = spanOf(annotation);
-    const onSegment = Boolean(annotation.target && annotation.target.segment);
+    const onSegment = Boolean(annotation.target && annotation.target.name);
     fields.target.value = onSegment ? "segment" : "range";
-    fields.segment.value = onSegment ? annotation.target.segment : segment || "";
+    // a segment target is its entry's kind and file name; the player plays video files
+    fields.segment.value = onSegment ? annotation.target.name : segment || "";
+    fields.segmentKind.value = onSegment ? annotation.target.kind : "video";
     const start = span ? span[0] : this.context().moment ?? Date.now();
     fields.from.value = toLocalInput(start, zone);
     fields.to.value = toLocalInput(span ? span[1] : start + 10_000, zone);
@@ -175,7 +177,7 @@ export class Annotations {
     let target;
     if (fields.target.value === "segment") {
       if (!fields.segment.value) throw new Error("no segment is playing to annotate");
-      target = { segment: fields.segment.value };
+      target = { kind: fields.segmentKind.value || "video", name: fields.segment.value };
     } else {
       const from = fromLocalInput(fields.from.value, zone);
       const to = fromLocalInput(fields.to.value, zone);

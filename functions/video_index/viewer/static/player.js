@@ -7,9 +7,12 @@ import Hls from "./hls.mjs";
 import { authHeaders, devicePath, isApi, url } from "./api.js";
 import { iso } from "./zones.js";
 
-/** The segment id in a playlist URI (`media/<start>_<duration>_<id>.<ext>[?part=…]`). */
-export function segmentIdOf(uri) {
-  const match = /media\/[^/?]*?_\d+_([a-z0-9]+)\.[a-z0-9]+(?:\?|$)/.exec(uri || "");
+/**
+ * The video segment's key file name in a playlist URI (`media/<start>_<duration>_<id>.<ext>
+ * [?part=…]`): with kind `video`, the segment's address (an annotation's segment target).
+ */
+export function segmentNameOf(uri) {
+  const match = /media\/([^/?]*?_\d+_[a-z0-9]+\.[a-z0-9]+)(?:\?|$)/.exec(uri || "");
   return match ? match[1] : null;
 }
 
@@ -87,8 +90,10 @@ export class Player {
       this.start();
     });
     hls.on(Hls.Events.FRAG_CHANGED, (_event, data) => {
-      this.segment = segmentIdOf(data.frag.relurl || data.frag.url);
-      this.video.dataset.segment = this.segment || "";
+      this.segment = segmentNameOf(data.frag.relurl || data.frag.url);
+      // data-segment stays the id (a stable interface); data-segment-name is the address
+      this.video.dataset.segment = this.segment ? this.segment.split("_")[2].split(".")[0] : "";
+      this.video.dataset.segmentName = this.segment || "";
     });
     hls.on(Hls.Events.ERROR, (_event, data) => {
       if (!data.fatal || this.hls !== hls) return;
