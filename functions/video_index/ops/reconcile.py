@@ -48,6 +48,7 @@ from video_index.core.keys import (
     parse_key,
 )
 from video_index.core.layout import (
+    BUCKET_FIGURES,
     RECONCILE_SK,
     bucket_pk,
     bucket_sk,
@@ -344,11 +345,18 @@ class Reconciler:
         return report
 
 
+#: A bucket item's figures (n/b/d/c per quarter, the key-hash sum h): what reconcile
+#: compares. Coverage runs, the high-water mark and the version are the consumer's.
+_FIGURE_NAMES: Final = frozenset(
+    {f"{figure}{quarter}" for figure in BUCKET_FIGURES for quarter in range(4)} | {"h"}
+)
+
+
 def _figures(item: dict[str, Any]) -> dict[str, int]:
     return {
         name: int(value)
         for name, value in item.items()
-        if name not in ("pk", "sk") and int(value) != 0
+        if name in _FIGURE_NAMES and int(value) != 0
     }
 
 
