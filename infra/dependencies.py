@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from video_index.core.contract import (
+    AGGREGATE_HANDLER,
     API_HANDLER,
     DELETION_HANDLER,
     EXPORT_HANDLER,
@@ -243,6 +244,7 @@ FUNCTIONS: Final = (
     ),
     FunctionPackaging("export", EXPORT_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
     FunctionPackaging("deletion", DELETION_HANDLER, (), _NO_INVENTORY_PASS),
+    FunctionPackaging("aggregate", AGGREGATE_HANDLER, (), _NO_INVENTORY_PASS),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and

@@ -47,17 +47,10 @@ NOTIFIED_EVENTS: Final = (
     s3.EventType.LIFECYCLE_EXPIRATION,
 )
 
-#: Item actions the handler performs on the read model. TransactWriteItems has no IAM
-#: action of its own: each item in a transaction is authorized by its Put/Update/Delete/
-#: ConditionCheck action.
-READ_MODEL_ACTIONS: Final = [
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-    "dynamodb:UpdateItem",
-]
+#: Item actions the handler performs on the read model: read the generations and a
+#: segment item, and move a segment item with one conditional PutItem. Buckets and
+#: device items are the aggregation consumer's (:mod:`infra.aggregation`).
+READ_MODEL_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem"]
 
 #: Construct id CDK gives the stack-wide singleton Lambda behind Custom::S3BucketNotifications.
 _NOTIFICATIONS_HANDLER_ID_PREFIX: Final = "BucketNotificationsHandler"

@@ -19,8 +19,11 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra.aggregation import Aggregation
 from infra.settings import StackSettings
 from video_index.core.contract import (
+    AGGREGATE_SERVICE_NAME,
+    AGGREGATION_LAG_METRIC,
     METRICS_NAMESPACE,
     PARTITIONS_REPAIRED_METRIC,
     RECONCILE_SERVICE_NAME,
@@ -63,8 +66,8 @@ class AlarmTopic(Construct):
 
 
 class Monitoring(Construct):
-    """The alarm topic and every alarm: ingest falling behind or failing, reconcile finding
-    drift, an ops execution failing."""
+    """The alarm topic and every alarm: ingest falling behind or failing, aggregation
+    lagging or failing, reconcile finding drift, an ops execution failing."""
 
     def __init__(
         self,
@@ -74,6 +77,7 @@ class Monitoring(Construct):
         settings: StackSettings,
         dead_letter_queues: dict[str, sqs.IQueue],
         ingest_function: lambda_.IFunction,
+        aggregation: Aggregation,
         reconcile_state_machine: sfn.IStateMachine,
         rebuild_state_machine: sfn.IStateMachine,
     ) -> None:
@@ -88,7 +92,11 @@ class Monitoring(Construct):
             "Deletion": "Deletion jobs kept failing for a transient reason and were parked in "
             "the DLQ; their requests stay in force. Inspect, then redrive (a job continues "
             "from its checkpoint).",
+            "Aggregation": "Stream batches kept failing every retry: calendars and totals miss "
+            "the changes of the shard and sequence range each message names. Fix the cause, "
+            "then run reconcile (it mends buckets and device items).",
         }
+        dead_letter_queues = {**dead_letter_queues, "Aggregation": aggregation.dead_letter_queue}
         self.dlq_alarms = {
             name: self._alarm(
                 "DeadLetterQueueNotEmpty" if name == "Ingest" else f"{name}DeadLetterQueueNotEmpty",
@@ -105,6 +113,32 @@ class Monitoring(Construct):
             "The ingest Lambda crashed or timed out (per-record failures are reported "
             "as batch item failures and do not count here).",
             ingest_function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
+        )
+        lag_threshold = aggregation.lag_alarm_threshold_ms
+        self.aggregation_lag_alarm = self._alarm(
+            "AggregationLag",
+            "Calendars and device totals lag the segments by more than "
+            f"{lag_threshold // 1000} s: the consumer falls behind (throttling, errors). "
+            "The API's fresh window still covers recent changes until the lag outgrows it; "
+            "`video-index status` shows the lag.",
+            cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=AGGREGATION_LAG_METRIC,
+                dimensions_map={"service": AGGREGATE_SERVICE_NAME},
+                statistic="Maximum",
+                period=Duration.minutes(5),
+            ),
+            threshold=lag_threshold,
+        )
+        self.aggregation_iterator_age_alarm = self._alarm(
+            "AggregationIteratorAge",
+            "The aggregation consumer reads stream records older than "
+            f"{lag_threshold // 1000} s: batches fail and are retried, or it cannot keep "
+            "up. Records older than 24 hours leave the stream unaggregated.",
+            aggregation.function.metric(
+                "IteratorAge", statistic="Maximum", period=Duration.minutes(5)
+            ),
+            threshold=lag_threshold,
         )
         self.drift_alarm = self._alarm(
             "DriftFound",
@@ -131,15 +165,21 @@ class Monitoring(Construct):
         )
 
     def _alarm(
-        self, construct_id: str, description: str, metric: cloudwatch.IMetric
+        self,
+        construct_id: str,
+        description: str,
+        metric: cloudwatch.IMetric,
+        *,
+        threshold: float = 0,
     ) -> cloudwatch.Alarm:
-        """An alarm on ``metric`` above zero, publishing to the topic; missing data is fine."""
+        """An alarm on ``metric`` above ``threshold``, publishing to the topic; missing
+        data is fine."""
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
             alarm_description=description,
             metric=metric,
-            threshold=0,
+            threshold=threshold,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=1,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,

@@ -15,6 +15,8 @@ from aws_cdk import aws_sqs as sqs
 
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
+    OUTPUT_AGGREGATE_FUNCTION,
+    OUTPUT_AGGREGATION_DLQ_URL,
     OUTPUT_BUCKET,
     OUTPUT_DLQ_URL,
     OUTPUT_INVENTORY_DESTINATION,
@@ -57,6 +59,27 @@ def ops_outputs(
         ),
     }
     # At the stack's own scope, so the construct id is the output key (no hash suffix).
+    return {
+        key: CfnOutput(stack, key, value=value, description=description)
+        for key, (value, description) in values.items()
+    }
+
+
+def aggregation_outputs(
+    stack: Stack, *, function: lambda_.IFunction, dead_letter_queue: sqs.IQueue
+) -> dict[str, CfnOutput]:
+    """The stream consumer for people (docs/operations.md, "Aggregation"): its function
+    (logs, metrics) and the queue describing batches that failed every retry."""
+    values = {
+        OUTPUT_AGGREGATE_FUNCTION: (
+            function.function_name,
+            "Aggregation Lambda (read-model stream -> buckets and device totals)",
+        ),
+        OUTPUT_AGGREGATION_DLQ_URL: (
+            dead_letter_queue.queue_url,
+            "Aggregation dead-letter queue: stream batches that failed every retry",
+        ),
+    }
     return {
         key: CfnOutput(stack, key, value=value, description=description)
         for key, (value, description) in values.items()

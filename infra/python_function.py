@@ -141,7 +141,12 @@ def python_function(
     )
     for statement in (own_logs, *statements):
         role.add_to_principal_policy(statement)
-    Validations.of(role).acknowledge(*acknowledgments, TRACING_ACKNOWLEDGMENT)
+    # One reason per finding: a caller acknowledging ``Resource::*`` for its own reason
+    # says why for X-Ray too (a second acknowledgment of an id would replace the first).
+    tracing = [TRACING_ACKNOWLEDGMENT]
+    if any(a.id == TRACING_ACKNOWLEDGMENT.id for a in acknowledgments):
+        tracing = []
+    Validations.of(role).acknowledge(*acknowledgments, *tracing)
     powertools = lambda_.LayerVersion.from_layer_version_arn(
         scope, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(scope).region)
     )

@@ -30,6 +30,12 @@ BILLING_MODES: Final[dict[str, dynamodb.BillingMode]] = {
     "PAY_PER_REQUEST": dynamodb.BillingMode.PAY_PER_REQUEST,
     "PROVISIONED": dynamodb.BillingMode.PROVISIONED,
 }
+_STREAM_VIEW_TYPES: Final[dict[str, dynamodb.StreamViewType]] = {
+    "NEW_AND_OLD_IMAGES": dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+    "NEW_IMAGE": dynamodb.StreamViewType.NEW_IMAGE,
+    "OLD_IMAGE": dynamodb.StreamViewType.OLD_IMAGE,
+    "KEYS_ONLY": dynamodb.StreamViewType.KEYS_ONLY,
+}
 
 
 def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
@@ -43,6 +49,8 @@ class ReadModelTable(Construct):
 
     No secondary index: every read addresses items by key (a single segment by its
     device, kind and file name), and an index would cost a write unit per segment write.
+    Its stream (new and old images) is what the aggregation consumer reads
+    (:mod:`infra.aggregation`): :attr:`stream_arn`.
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
@@ -50,6 +58,9 @@ class ReadModelTable(Construct):
         # Only the shape is taken from the definition; the physical name stays generated
         # so CloudFormation can replace the table when a key change requires it.
         definition = read_model_table_definition("unused")
+        stream = definition.get("StreamSpecification") or {}
+        if not stream.get("StreamEnabled"):
+            raise ValueError("video_index.core.table_schema defines no stream for the read model")
         key_types = {k["KeyType"]: k["AttributeName"] for k in definition["KeySchema"]}
         if (key_types.get("HASH"), key_types.get("RANGE")) != (PARTITION_KEY, SORT_KEY):
             raise ValueError("video_index.core.table_schema key constants and definition disagree")
@@ -60,6 +71,7 @@ class ReadModelTable(Construct):
             partition_key=key_attribute(definition, PARTITION_KEY),
             sort_key=key_attribute(definition, SORT_KEY),
             billing_mode=BILLING_MODES[definition["BillingMode"]],
+            stream=_STREAM_VIEW_TYPES[stream["StreamViewType"]],
             time_to_live_attribute=TTL_ATTRIBUTE,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -71,5 +83,10 @@ class ReadModelTable(Construct):
             # is primary data, is the one that must be retained.
             removal_policy=RemovalPolicy.DESTROY,
         )
+        stream_arn = self.table.table_stream_arn
+        if stream_arn is None:  # pragma: no cover - a table with a stream has its ARN
+            raise ValueError("the read-model table has no stream ARN")
+        #: The stream's ARN (a token): the consumer's event source and its read grant.
+        self.stream_arn: str = stream_arn
         if definition.get("GlobalSecondaryIndexes"):
             raise ValueError("video_index.core.table_schema defines an index this table lacks")

@@ -68,6 +68,12 @@ API_AUTH_MODES: Final = (API_AUTH_IAM, API_AUTH_JWT)
 #: Whether the API serves the viewer (docs/viewer.md).
 VIEWER_ON: Final = "on"
 VIEWER_OFF: Final = "off"
+#: Lambda's limits for a DynamoDB stream event source: records per batch, batching window,
+#: retry attempts (``-1``, retrying until the record expires, is refused: a failed batch
+#: must reach the on-failure destination, not hold the shard for 24 hours).
+MAX_STREAM_BATCH_SIZE: Final = 10_000
+MAX_STREAM_BATCHING_WINDOW_SECONDS: Final = 300
+MAX_STREAM_RETRY_ATTEMPTS: Final = 10_000
 #: Distributed Map limits: at most 10,000 parallel child executions, and a batch is one
 #: child execution's input (256 KiB), which a thousand partition items would already strain.
 MAX_MAP_CONCURRENCY: Final = 10_000
@@ -153,6 +159,21 @@ class StackSettings:
     #: Read-model settings passed to the ingest Lambda (docs/read-model.md and the tombstone rule).
     gap_tolerance_ms: int = DEFAULT_GAP_TOLERANCE_MS
     tombstone_days: int = DEFAULT_TOMBSTONE_DAYS
+    #: The stream consumer that keeps buckets and device items (docs/deployment.md,
+    #: "Aggregation"): records per invocation and how long Lambda gathers a batch. The
+    #: window sets the write cost (one write per touched bucket or device item per
+    #: batch, not per segment) and the freshness of calendars and totals.
+    aggregation_batch_size: int = 1000
+    aggregation_max_batching_window_seconds: int = 60
+    #: Retries of a failing batch (halved on each error) before its range goes to the
+    #: consumer's dead-letter queue.
+    aggregation_retry_attempts: int = 10
+    #: The lag alarm: aggregates older than this page an operator. Above the batching
+    #: window (a batch waits that long by design) and below ``fresh_window_seconds``
+    #: (the API merges S3 listings that far back, so answers stay fresh while it holds).
+    aggregation_lag_alarm_seconds: int = 300
+    aggregation_timeout_seconds: int = 120
+    aggregation_memory_mb: int = 512
     #: Retention of the Lambda log groups (must be a value CloudWatch Logs accepts).
     log_retention_days: int = 30
     #: Version of the public layer ``AWSLambdaPowertoolsPythonV3-python313-arm64``.
@@ -328,6 +349,7 @@ class StackSettings:
             _fail("log_retention_days", f"must be one of {allowed}, got {self.log_retention_days}")
         _check_range("powertools_layer_version", self.powertools_layer_version, 1)
         self._validate_api()
+        self._validate_aggregation()
         self._validate_reconcile()
         if self.annotations_table_name is not None and not _TABLE_NAME_RE.fullmatch(
             self.annotations_table_name
@@ -372,6 +394,40 @@ class StackSettings:
         _check_range("export_memory_mb", self.export_memory_mb, 128, 10240)
         _check_range("export_ephemeral_storage_mb", self.export_ephemeral_storage_mb, 512, 10240)
         _check_range("max_export_bytes", self.max_export_bytes, 1)
+
+    def _validate_aggregation(self) -> None:
+        _check_range(
+            "aggregation_batch_size", self.aggregation_batch_size, 1, MAX_STREAM_BATCH_SIZE
+        )
+        window = self.aggregation_max_batching_window_seconds
+        _check_range(
+            "aggregation_max_batching_window_seconds", window, 0, MAX_STREAM_BATCHING_WINDOW_SECONDS
+        )
+        _check_range(
+            "aggregation_retry_attempts",
+            self.aggregation_retry_attempts,
+            0,
+            MAX_STREAM_RETRY_ATTEMPTS,
+        )
+        _check_range("aggregation_timeout_seconds", self.aggregation_timeout_seconds, 1, 900)
+        _check_range("aggregation_memory_mb", self.aggregation_memory_mb, 128, 10240)
+        # window < lag alarm < fresh window: a batch may wait the window by design, and
+        # the API covers only fresh_window_seconds of changes with S3 listings, so a lag
+        # it would not cover must page before it happens.
+        lag = self.aggregation_lag_alarm_seconds
+        if lag <= window:
+            _fail(
+                "aggregation_lag_alarm_seconds",
+                f"must be greater than aggregation_max_batching_window_seconds ({window}): "
+                f"every batch may wait that long by design, got {lag}",
+            )
+        if lag >= self.fresh_window_seconds:
+            _fail(
+                "aggregation_lag_alarm_seconds",
+                f"must be less than fresh_window_seconds ({self.fresh_window_seconds}): the "
+                "API merges S3 listings only that far back, so the alarm must fire before "
+                f"the lag outgrows it, got {lag}",
+            )
 
     def _validate_viewer(self) -> None:
         if self.viewer not in (VIEWER_ON, VIEWER_OFF):

@@ -11,6 +11,7 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from infra.aggregation import Aggregation
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
 from infra.deletion import DeletionRequests
@@ -18,7 +19,7 @@ from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild
-from infra.outputs import ops_outputs
+from infra.outputs import aggregation_outputs, ops_outputs
 from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
@@ -36,6 +37,8 @@ from video_index.core.contract import (
 
 class VideoIndexStack(Stack):
     """Segment bucket -> notifications -> ingest -> read-model table -> HTTP API, with alarms.
+
+    The read model's stream -> the aggregation consumer -> buckets and device totals.
 
     Plus reconcile and rebuild (S3 listing/inventory -> read model, on Step Functions).
 
@@ -57,6 +60,13 @@ class VideoIndexStack(Stack):
             settings=settings,
             bucket=self.storage.bucket,
             table=self.read_model.table,
+        )
+        self.aggregation = Aggregation(
+            self,
+            "Aggregation",
+            settings=settings,
+            table=self.read_model.table,
+            stream_arn=self.read_model.stream_arn,
         )
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
@@ -110,6 +120,7 @@ class VideoIndexStack(Stack):
                 "Deletion": self.deletion.dead_letter_queue,
             },
             ingest_function=self.ingest.function,
+            aggregation=self.aggregation,
             reconcile_state_machine=self.reconcile.reconcile_state_machine,
             rebuild_state_machine=self.reconcile.rebuild_state_machine,
         )
@@ -165,4 +176,9 @@ class VideoIndexStack(Stack):
             queue=self.ingest.queue,
             dead_letter_queue=self.ingest.dead_letter_queue,
             ops_function=self.reconcile.function,
+        )
+        self.aggregation_outputs = aggregation_outputs(
+            self,
+            function=self.aggregation.function,
+            dead_letter_queue=self.aggregation.dead_letter_queue,
         )

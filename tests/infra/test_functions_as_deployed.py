@@ -197,12 +197,46 @@ def test_ingest_indexes_a_batch(
     ]
     # When the ingest function handles it
     ran = _run(lambda_env, runnable, "ingest", world.created_event(*keys), world)
-    # Then no record failed and the read model holds the three segments
+    # Then no record failed and the read model holds the three segments, as segment
+    # items only (buckets and device items are the stream consumer's)
     assert ran.result == {"batchItemFailures": []}, ran.output
     stored = view(world.client("dynamodb"), world.table)
     assert {s.id for s in stored.segments.values()} == {parse_key(k).id for k in keys}
-    assert stored.devices == {DEVICE}
+    assert stored.devices == set() and stored.buckets == {}
     assert ran.origins["av"] is None  # never_imports in infra/dependencies.py
+
+
+def test_aggregate_turns_the_streams_records_into_buckets_and_device_totals(
+    world: DeployedWorld, lambda_env: LambdaEnvironment, runnable: dict[str, Path]
+) -> None:
+    # Given two clips in one hour and one in the next, indexed by the ingest function
+    first = datetime(2025, 11, 29, 8, 59, 58, tzinfo=UTC)
+    keys = [world.put_clip(DEVICE, first + timedelta(seconds=n), "ts") for n in (0, 1, 2)]
+    ingested = _run(lambda_env, runnable, "ingest", world.created_event(*keys), world)
+    assert ingested.result == {"batchItemFailures": []}, ingested.output
+    # And the events Lambda's stream event source delivers for the read model's records
+    events = world.stream_events()
+    assert sum(len(e["Records"]) for e in events) == 3
+    # When the aggregate function handles each of them
+    for event in events:
+        ran = _run(lambda_env, runnable, "aggregate", event, world)
+        # Then no record failed
+        assert ran.result == {"batchItemFailures": []}, ran.output
+    # And the device and its video totals are there, with one bucket per hour
+    stored = view(world.client("dynamodb"), world.table)
+    assert stored.devices == {DEVICE}
+    segments, size = stored.totals[(DEVICE, "video")][:2]
+    assert segments == 3 and size == sum(s.size for s in stored.segments.values())
+    hours = {
+        hour: sum(v for f, v in figures.items() if f[0] == "n")
+        for (_, _, hour), figures in stored.buckets.items()
+    }
+    assert hours == {"20251129T08": 2, "20251129T09": 1}
+    # And the control item says when it applied them
+    control = world.client("dynamodb").get_item(
+        TableName=world.table, Key={"pk": {"S": "control"}, "sk": {"S": "aggregate"}}
+    )["Item"]
+    assert int(control["t"]["N"]) >= int(control["a"]["N"]) > 0
 
 
 def _local_day(moment: datetime) -> int:

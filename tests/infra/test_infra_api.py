@@ -308,6 +308,8 @@ def test_api_context_overrides_reach_the_stage_and_the_function() -> None:
             "api_throttle_burst": 7,
             "presign_seconds": "60",
             "fresh_window_seconds": "120",
+            # the aggregation lag alarm must stay inside the fresh window
+            "aggregation_lag_alarm_seconds": "90",
         }
     )
     # Then the stage throttles at those limits

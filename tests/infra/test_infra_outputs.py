@@ -27,6 +27,8 @@ def test_the_stack_outputs_everything_ops_tools_need_under_the_contracts_keys(
         contract.OUTPUT_API_URL,
         contract.OUTPUT_ANNOTATIONS_TABLE,
         contract.OUTPUT_DELETIONS_TABLE,
+        contract.OUTPUT_AGGREGATE_FUNCTION,
+        contract.OUTPUT_AGGREGATION_DLQ_URL,
     }
     # And each points at the resource ops tools use
     values = {key: output["Value"] for key, output in outputs.items()}

@@ -155,6 +155,53 @@ def _status(stack: RunningStack) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _aggregated(stack: RunningStack) -> dict[str, int]:
+    """The consumer's control item (``control``/``aggregate``), as numbers; {} before any."""
+    item = (
+        stack.client("dynamodb")
+        .get_item(
+            TableName=stack.ready["table"],
+            Key={"pk": {"S": "control"}, "sk": {"S": "aggregate"}},
+            ConsistentRead=True,
+        )
+        .get("Item", {})
+    )
+    return {name: int(value["N"]) for name, value in item.items() if "N" in value}
+
+
+def test_status_shows_when_the_aggregation_last_applied_a_batch_and_its_lag(
+    local_stack: RunningStack,
+) -> None:
+    # Given a segment uploaded now, aggregated (its device's totals count it), and the
+    # consumer's control item then
+    uploaded_ms = int(time.time() * 1000)
+    put_segments(local_stack, "cam-lag", datetime(2026, 1, 5, 7, 0, tzinfo=UTC), 1)
+    poll(
+        lambda: local_stack.get("/devices/cam-lag"),
+        lambda answer: answer[1].get("kinds", {}).get("video", {}).get("segments") == 1,
+        "the upload aggregated",
+        EVENT_TIMEOUT,
+    )
+    control = _aggregated(local_stack)
+    assert control["t"] >= uploaded_ms and control["lag_ms"] == control["t"] - control["a"]
+    # When the status is asked for, as JSON and as a table
+    status = json.loads(_status(local_stack).stdout)["aggregation"]
+    table = subprocess.run(
+        [*CLI, "status", "--ready-file", str(local_stack.ready_file)],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    # Then it shows when a batch was applied and that batch's lag, from the control item
+    applied = datetime.fromisoformat(status["applied_at"])
+    assert round(applied.timestamp() * 1000) >= control["t"]
+    assert status["lag_seconds"] >= 0 and status["applied_ago_seconds"] >= 0
+    assert datetime.fromisoformat(status["newest_change_at"]) <= applied
+    assert "aggregation" in table and "last batch applied" in table and "lag" in table
+
+
 def test_poison_message_ends_in_the_dlq_and_status_alerts(local_stack: RunningStack) -> None:
     # What reconcile leaves in the control item (docs/operations.md), for status to show.
     summary = {"run_id": "run-1", "source": "list", "entries_added": 2, "entries_removed": 0}

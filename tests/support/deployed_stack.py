@@ -28,6 +28,7 @@ from moto.stepfunctions.models import stepfunctions_backends
 
 from tests.infra.template import Synth
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.inventory_fixtures import destination_uri
 from tests.support.s3_world import World
 from tests.support.state_machine import Outcome, StateMachineDouble
@@ -237,6 +238,7 @@ def deploy(synth: Synth, dynamodb: Any, table: str, *, objects: int = 30) -> Dep
     )
     for record in world.events:
         service.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
+    Aggregation(dynamodb, table).drain()  # buckets and devices follow from the stream
     settings = Settings(
         bucket=BUCKET,
         table=table,

@@ -20,6 +20,7 @@ import boto3
 from botocore.config import Config
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.media import clip
 from video_index.aws.clients import Clients
 from video_index.core.contract import (
@@ -34,6 +35,7 @@ from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.core.table_schema import create_tables
 from video_index.ingest.service import build_ingest_service
+from video_index.local.streams import StreamEventSource
 from video_index.media.synthetic import ContainerName
 
 _LOCAL = Config(proxies={}, s3={"addressing_style": "path"})
@@ -65,7 +67,8 @@ class DeployedWorld:
         return world
 
     def client(self, service: str) -> Any:
-        endpoint = self.dynamodb_endpoint if service == "dynamodb" else self.s3_endpoint
+        on_dynamodb = service in ("dynamodb", "dynamodbstreams")
+        endpoint = self.dynamodb_endpoint if on_dynamodb else self.s3_endpoint
         factory: Any = boto3.client
         return factory(service, endpoint_url=endpoint, region_name="us-east-1", config=_LOCAL)
 
@@ -133,3 +136,24 @@ class DeployedWorld:
         )
         response = service.handle(self.created_event(*keys), None)
         assert not (response or {}).get("batchItemFailures"), response
+        self.aggregate_here()
+
+    def aggregate_here(self) -> None:
+        """Aggregate every change of the table's stream so far, in this process (the
+        stream consumer's part of writing the read model)."""
+        Aggregation(self.client("dynamodb"), self.table).drain()
+
+    def stream_events(self) -> list[dict[str, Any]]:
+        """The events Lambda's stream event source would deliver for every record of the
+        table's stream so far (real records, read from TRIM_HORIZON)."""
+        events: list[dict[str, Any]] = []
+
+        def capture(event: dict[str, Any]) -> dict[str, Any]:
+            events.append(event)
+            return {"batchItemFailures": []}
+
+        source = StreamEventSource(
+            self.client("dynamodb"), self.client("dynamodbstreams"), self.table, capture
+        )
+        source.drain()
+        return events

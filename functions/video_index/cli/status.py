@@ -26,7 +26,10 @@ def register(commands: Any) -> None:
     """Add ``status`` to the ``video-index`` parser."""
     status = commands.add_parser(
         "status",
-        help="queue and DLQ depth, oldest message age, read-model generation, last reconcile",
+        help=(
+            "queue and DLQ depth, oldest message age, read-model generation, aggregation "
+            "lag, last reconcile"
+        ),
         description=(
             "Show whether ingest keeps up, for a deployed stack (--stack NAME, or "
             "VIDEO_INDEX_STACK: everything is found in its outputs, with its reconcile and "
@@ -198,6 +201,16 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
         if rebuild.get("partitions_total"):
             text += f" {rebuild.get('partitions_done', 0)}/{rebuild['partitions_total']} partitions"
     table.add_row("read-model generation", Text(text))
+    aggregation = status.get("aggregation")
+    table.add_row(
+        "aggregation",
+        Text(
+            "nothing aggregated yet"
+            if aggregation is None
+            else f"last batch applied {aggregation['applied_ago_seconds']:.0f} s ago "
+            f"({aggregation['applied_at']}), lag {aggregation['lag_seconds']:.1f} s"
+        ),
+    )
     reconcile = status["last_reconcile"]
     table.add_row(
         "last reconcile",

@@ -160,6 +160,10 @@ OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
 OUTPUT_REPLICA_BUCKET: Final = "ReplicaBucketName"
+#: The stream consumer (docs/operations.md, "Aggregation"): its function, and the queue
+#: where batches that kept failing are described (shard and sequence numbers).
+OUTPUT_AGGREGATE_FUNCTION: Final = "AggregateFunctionName"
+OUTPUT_AGGREGATION_DLQ_URL: Final = "AggregationDeadLetterQueueUrl"
 #: Every output the ops commands need; a stack without one of them predates them.
 OPS_OUTPUTS: Final = (
     OUTPUT_RECONCILE_STATE_MACHINE,

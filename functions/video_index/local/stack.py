@@ -9,9 +9,11 @@ creates the bucket (versioned; :mod:`.s3_fidelity` sends the delete notification
 omits), the notification queue with its dead-letter queue (redrive policy), the
 read-model, annotations and deletion requests tables
 (:func:`video_index.core.table_schema.create_tables`, the definitions the CDK stack
-uses) and the S3 → SQS notifications (the events and prefix of the CDK stack,
-:mod:`video_index.core.queue_settings`), then runs the ingest, export and deletion
-workers (:mod:`.worker`) and serves the API (:mod:`.http_api`) on 127.0.0.1.
+uses, the read model's stream included) and the S3 → SQS notifications (the events and
+prefix of the CDK stack, :mod:`video_index.core.queue_settings`), then runs the
+aggregation consumer on the read model's stream (:mod:`.streams`, as Lambda's stream
+event source does), the ingest, export and deletion workers (:mod:`.worker`) and
+serves the API (:mod:`.http_api`) on 127.0.0.1.
 :attr:`LocalStack.endpoints` is the ready-file content; leaving the ``with`` block
 stops everything (DynamoDB Local: terminate, then kill) and closes every port.
 
@@ -157,6 +159,7 @@ class LocalStack:
         self.worker: Any = None
         self.export_worker: Any = None
         self.deletion_worker: Any = None
+        self.aggregation: Any = None
         self.http_api: Any = None
         self.dynamodb_local: Any = None
 
@@ -190,7 +193,8 @@ class LocalStack:
         return self
 
     def stop(self) -> None:
-        """Stop in reverse order of start: API, worker, moto, DynamoDB Local. Idempotent."""
+        """Stop in reverse order of start: API, workers, aggregation, moto, DynamoDB Local.
+        Idempotent."""
         self._endpoints = None
         interrupted: BaseException | None = None
         while self._stops:
@@ -207,6 +211,7 @@ class LocalStack:
     # -- start --------------------------------------------------------------------------
 
     def _start(self) -> None:
+        from video_index.aggregate.service import build_aggregator
         from video_index.core.settings import Settings
         from video_index.core.table_schema import create_tables
         from video_index.deletion.worker import build_deletion_worker
@@ -215,6 +220,7 @@ class LocalStack:
         from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.resources import create_bucket, create_queue
+        from video_index.local.streams import StreamEventSource
         from video_index.local.worker import SqsEventSourceWorker
         from video_index.media.worker import build_export_worker
         from video_index.query import app as api
@@ -274,6 +280,18 @@ class LocalStack:
             deletion_queue_url=deletion_queue_url,
             **self.settings_overrides,
         )
+        # Buckets and device items follow the segment items from the table's stream; the
+        # consumer starts first and stops after ingest, like the deployed mapping.
+        aggregator = build_aggregator(self.settings, self.clients)
+        self.aggregation = StreamEventSource(
+            self.clients.dynamodb,
+            make_client(self.session, "dynamodbstreams", dynamodb_endpoint),
+            self.names.table,
+            aggregator.handle,
+            region=REGION,
+        )
+        self._stops.append(("aggregation", self.aggregation.stop))
+        self.aggregation.start()
         ingest = build_ingest_service(self.settings, self.clients)
         self.worker = SqsEventSourceWorker(
             self.clients.sqs,

@@ -4,8 +4,10 @@ Reports the notification queue's depth (visible + in flight), the dead-letter
 queue's depth, the age of the oldest message (CloudWatch ``AWS/SQS``
 ``ApproximateAgeOfOldestMessage``; "unknown" where CloudWatch has no figure, e.g.
 locally — the queue is never peeked at, since a receive would count against the
-message's ``maxReceiveCount``), the read model's serving (and building) generation
-and the last reconcile result; for a deployed stack also the running and the last
+message's ``maxReceiveCount``), the read model's serving (and building) generation,
+the aggregation's freshness (when the stream consumer last applied a batch, and that
+batch's lag, from the control item ``control``/``aggregate``) and the last reconcile
+result; for a deployed stack also the running and the last
 execution of each ops state machine, with its result.
 
 Read-only: GetQueueAttributes, GetMetricStatistics, GetItem on the control items,
@@ -23,7 +25,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from video_index.aws.executions import StateMachineExecutions
 from video_index.aws.store import ReadModelStore
-from video_index.core.layout import CONTROL_PK, GENERATION_SK, RECONCILE_SK
+from video_index.core.layout import AGGREGATE_SK, CONTROL_PK, GENERATION_SK, RECONCILE_SK
 from video_index.core.settings import DEFAULT_TOMBSTONE_DAYS
 
 #: Sort key of the control item where reconcile records its last result (docs/operations.md).
@@ -59,6 +61,9 @@ def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]
         target.cloudwatch, target.queue_url, now or datetime.now(UTC)
     )
     status["read_model"] = _read_model(target.dynamodb, target.table, errors)
+    status["aggregation"] = _aggregation(
+        target.dynamodb, target.table, now or datetime.now(UTC), errors
+    )
     status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
     problems: list[str] = []
     if target.state_machines:
@@ -176,6 +181,34 @@ def _read_model(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any]:
         if control.get(name) is not None
     } or None
     return out
+
+
+def _aggregation(
+    dynamodb: Any, table: str, now: datetime, errors: list[str]
+) -> dict[str, Any] | None:
+    """The stream consumer's last batch: when it was applied, how long ago, and its lag
+    (from its newest record's creation to its application); ``None`` before the first."""
+    try:
+        control = _get_control(dynamodb, table, AGGREGATE_SK)
+    except Exception as exc:
+        errors.append(f"aggregation state in {table}: {exc}")
+        return None
+    if control is None or control.get("t") is None:
+        return None
+    applied_ms = int(control["t"])
+    newest_ms = int(control.get("a") or applied_ms)
+    lag_ms = int(control.get("lag_ms", max(0, applied_ms - newest_ms)))
+    now_ms = int(now.timestamp() * 1000)
+    return {
+        "applied_at": _instant(applied_ms),
+        "applied_ago_seconds": round(max(0, now_ms - applied_ms) / 1000, 1),
+        "newest_change_at": _instant(newest_ms),
+        "lag_seconds": round(lag_ms / 1000, 3),
+    }
+
+
+def _instant(epoch_ms: int) -> str:
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
 
 
 def _last_reconcile(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any] | None:

@@ -1,0 +1,73 @@
+"""``video-index status``'s figures of the aggregation (docs/operations.md, "Aggregation"):
+read from the consumer's control item, against moto."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from video_index.core.table_schema import create_tables
+from video_index.ops.status import StatusTarget, collect
+
+TABLE = "status-read-model"
+NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+NOW_MS = int(NOW.timestamp() * 1000)
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> Any:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    create_tables(client, TABLE)
+    return client
+
+
+def _status(dynamodb: Any) -> dict[str, Any]:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    queue = sqs.create_queue(QueueName="q")["QueueUrl"]
+    dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
+    target = StatusTarget(
+        queue_url=queue,
+        dlq_url=dlq,
+        table=TABLE,
+        sqs=sqs,
+        dynamodb=dynamodb,
+        cloudwatch=boto3.client("cloudwatch", region_name="us-east-1"),
+    )
+    return collect(target, now=NOW)
+
+
+def test_before_any_batch_the_aggregation_is_none_and_healthy(dynamodb: Any) -> None:
+    # Given a read model the consumer never wrote to
+    # When the status is collected
+    status = _status(dynamodb)
+    # Then there is no aggregation figure, and that is no problem
+    assert status["aggregation"] is None
+    assert status["errors"] == [] and status["healthy"] is True
+
+
+def test_the_last_batch_shows_when_it_was_applied_and_its_lag(dynamodb: Any) -> None:
+    # Given the consumer applied a batch 90 s ago whose newest change was 2.5 s older
+    applied_ms, newest_ms = NOW_MS - 90_000, NOW_MS - 92_500
+    dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": "control"},
+            "sk": {"S": "aggregate"},
+            "t": {"N": str(applied_ms)},
+            "a": {"N": str(newest_ms)},
+            "lag_ms": {"N": str(applied_ms - newest_ms)},
+        },
+    )
+    # When the status is collected
+    status = _status(dynamodb)
+    # Then it shows when, how long ago, and the lag
+    assert status["aggregation"] == {
+        "applied_at": "2026-03-01T11:58:30.000+00:00",
+        "applied_ago_seconds": 90.0,
+        "newest_change_at": "2026-03-01T11:58:27.500+00:00",
+        "lag_seconds": 2.5,
+    }
+    assert status["errors"] == []
