@@ -10,6 +10,7 @@ bar shows is what the control item said at that moment.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ import boto3
 import pytest
 
 from tests.infra.template import Synth
+from tests.support.aggregation import Aggregation
 from tests.support.deployed_stack import (
     BUCKET,
     REPORTS,
@@ -37,6 +39,7 @@ from video_index.cli.main import main
 from video_index.core import contract
 from video_index.local.dynamodb_local import DynamoDBLocal
 from video_index.ops.payloads import RebuildInput, ReconcileInput
+from video_index.ops.service import build_ops
 
 REBUILD = contract.OUTPUT_REBUILD_STATE_MACHINE
 RECONCILE = contract.OUTPUT_RECONCILE_STATE_MACHINE
@@ -438,8 +441,11 @@ def test_the_stack_can_come_from_the_environment(
 
 
 def test_in_process_on_a_stack_uses_its_resources(
-    deployed: DeployedWorld, capsys: pytest.CaptureFixture[str]
+    deployed: DeployedWorld, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # (deployed, Lambda consumes the table's stream; here the ops' barrier delivers it)
+    pumped = functools.partial(build_ops, pump=Aggregation(deployed.dynamodb, deployed.table).drain)
+    monkeypatch.setattr("video_index.ops.service.build_ops", pumped)
     # Given lost events; When reconcile runs in this process on the stack's resources
     _lose_events(deployed)
     code = main(["reconcile", "--stack", STACK, "--in-process", "--source", "list", "--json"])

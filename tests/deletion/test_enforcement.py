@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.deletion_world import (
     BUCKET,
     World,
@@ -47,6 +48,7 @@ class Setup:
         self.table = DeletionTable(world.dynamodb, world.table)
         self.enforcer = Enforcer(self.table, self.objects)
         self.ingest = IngestService(Ingestor(self.store, self.objects, enforcer=self.enforcer))
+        self.aggregation = Aggregation(dynamodb, read_model)
         self.jobs = world.jobs()
 
     def record(self, *, erase: bool = False, kind: str | None = None) -> str:
@@ -182,8 +184,13 @@ def test_reconcile_deletes_again_what_a_window_covers_even_where_the_read_model_
         )
         plain.handle(batch, None)  # fmt: skip
     setup.record()
+    setup.aggregation.drain()
     reconciler = Reconciler(
-        setup.store, setup.objects, Ingestor(setup.store, setup.objects), enforcer=setup.enforcer
+        setup.store,
+        setup.objects,
+        Ingestor(setup.store, setup.objects),
+        mender=setup.aggregation.mender,
+        enforcer=setup.enforcer,
     )
     # When reconcile runs dry, it reports the enforcement and changes nothing
     dry = reconciler.run(setup.objects.list("v1/"), source="list", dry_run=True, force=True)

@@ -10,6 +10,7 @@ import boto3
 import pytest
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
 from video_index.aws.objects import ObjectStore
@@ -33,6 +34,7 @@ class World:
     dynamodb: Any
     table: str
     service: IngestService
+    aggregation: Aggregation
 
     def deliver(self, *records: dict[str, Any]) -> dict[str, Any] | None:
         batch = ev.sqs_event(*(ev.sqs_record(ev.s3_notification(r)) for r in records))
@@ -45,6 +47,8 @@ class World:
         return view(self.dynamodb, self.table).segments.get(SEGMENT)
 
     def buckets(self) -> dict[tuple[str, str, str], dict[str, int]]:
+        """The buckets once the stream consumer has applied every change so far."""
+        self.aggregation.drain()
         return view(self.dynamodb, self.table).buckets
 
 
@@ -55,7 +59,13 @@ def world(aws: None, new_table: TableFactory) -> World:
     s3.put_bucket_versioning(Bucket=ev.BUCKET, VersioningConfiguration={"Status": "Enabled"})
     dynamodb, table = new_table()
     store = ReadModelStore(dynamodb, table, tombstone_days=35)
-    return World(s3, dynamodb, table, IngestService(Ingestor(store, ObjectStore(s3, ev.BUCKET))))
+    return World(
+        s3,
+        dynamodb,
+        table,
+        IngestService(Ingestor(store, ObjectStore(s3, ev.BUCKET))),
+        Aggregation(dynamodb, table),
+    )
 
 
 def created(seq: str | None, size: int = 100, etag: str = "aa") -> dict[str, Any]:

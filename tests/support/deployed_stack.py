@@ -238,7 +238,8 @@ def deploy(synth: Synth, dynamodb: Any, table: str, *, objects: int = 30) -> Dep
     )
     for record in world.events:
         service.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
-    Aggregation(dynamodb, table).drain()  # buckets and devices follow from the stream
+    aggregation = Aggregation(dynamodb, table)
+    aggregation.drain()  # buckets and devices follow from the stream
     settings = Settings(
         bucket=BUCKET,
         table=table,
@@ -246,10 +247,18 @@ def deploy(synth: Synth, dynamodb: Any, table: str, *, objects: int = 30) -> Dep
         inventory_destination=outputs[contract.OUTPUT_INVENTORY_DESTINATION],
     )
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=sqs)
-    ops = build_ops(settings, clients)
+    # (deployed, Lambda consumes the stream; here the ops' barriers deliver it)
+    ops = build_ops(settings, clients, pump=aggregation.drain)
     # The Lambda's finish waits out the settle time; here the test's clock decides.
     store = build_store(settings, clients)
-    ops.rebuilder = Rebuilder(store, ops.segments, Ingestor(store, ops.segments), sleep=_no_wait)
+    ops.rebuilder = Rebuilder(
+        store,
+        ops.segments,
+        Ingestor(store, ops.segments),
+        barrier=aggregation.barrier,
+        mender=aggregation.mender,
+        sleep=_no_wait,
+    )
     deployed = DeployedWorld(
         name=STACK,
         table=table,

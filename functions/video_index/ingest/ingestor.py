@@ -12,11 +12,10 @@ For one key, the decision is:
   from a HEAD without a sequencer, its stored sequencer cannot order later
   events any more, so they all ask S3 as well (``observed``).
 
-Every write is a compare-and-set on the segment item's ``ver`` that moves the
-bucket aggregates by exactly ``contribution(new) - contribution(old)`` in the
-same transaction (:meth:`ReadModelStore.write_transition`). That is why no
-delivery pattern can double-count: a delta exists only together with the state
-change it describes, and a state change happens once.
+Every write is a compare-and-set on the segment item's ``ver``
+(:meth:`ReadModelStore.write_transition`), so a state change happens once
+whatever the delivery; the aggregates follow from the table's stream, which
+carries each such change exactly once (:mod:`video_index.aggregate`).
 """
 
 from __future__ import annotations
