@@ -17,7 +17,7 @@ every later change of those items is still on its way and applied in turn.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -59,12 +59,11 @@ class AggregateStore(DynamoTable):
 
     def apply_bucket(self, key: BucketKey, entries: Sequence[BucketEntry]) -> None:
         generation, device, sk = key
-        pk = bucket_pk(generation, device)
-        item = self._item(pk, sk)
-        for _ in range(_ATTEMPTS):
+
+        def apply(item: Item) -> Item | None:
             pending = [entry for entry in entries if entry.seq > str(item.get(HIGH_WATER, ""))]
             if not pending:
-                return
+                return None
             new = dict(item)
             for entry in pending:
                 for name, value in entry.figures.items():
@@ -77,12 +76,9 @@ class AggregateStore(DynamoTable):
             if not new.get(RUNS):
                 new.pop(RUNS, None)
             new[HIGH_WATER] = max(entry.seq for entry in pending)
-            try:
-                self._put(pk, sk, item, new)
-                return
-            except ConditionFailed as moved:
-                item = self._moved(pk, sk, moved)
-        raise _contended(pk, sk)
+            return new
+
+        self._update(bucket_pk(generation, device), sk, apply)
 
     def _count_runs(self, generation: int, device: str, sk: str) -> list[int]:
         """The hour's coverage from the present video segment items that reach into it."""
@@ -113,9 +109,8 @@ class AggregateStore(DynamoTable):
 
     def apply_device(self, key: DeviceKey, entries: Sequence[DeviceEntry]) -> None:
         generation, device = key
-        pk = devices_pk(generation)
-        item = self._item(pk, device)
-        for _ in range(_ATTEMPTS):
+
+        def apply(item: Item) -> Item | None:
             new = dict(item)
             changed = False
             for kind in sorted({entry.kind for entry in entries}):
@@ -124,14 +119,9 @@ class AggregateStore(DynamoTable):
                 if pending:
                     self._apply_kind(new, generation, device, kind, pending)
                     changed = True
-            if not changed:
-                return
-            try:
-                self._put(pk, device, item, new)
-                return
-            except ConditionFailed as moved:
-                item = self._moved(pk, device, moved)
-        raise _contended(pk, device)
+            return new if changed else None
+
+        self._update(devices_pk(generation), device, apply)
 
     def _apply_kind(
         self, item: Item, generation: int, device: str, kind: str, pending: list[DeviceEntry]
@@ -190,9 +180,8 @@ class AggregateStore(DynamoTable):
                 count += int(bucket.get(f"n{q}", 0))
                 size += int(bucket.get(f"b{q}", 0))
                 duration += int(bucket.get(f"d{q}", 0))
-        pk = devices_pk(generation)
-        item = self._read(pk, device)
-        for _ in range(_ATTEMPTS):
+
+        def recount(item: Item) -> Item:
             new = dict(item)
             new[device_total("n", kind)] = count
             new[device_total("b", kind)] = size
@@ -205,12 +194,9 @@ class AggregateStore(DynamoTable):
                     new.pop(device_total(figure, kind), None)
                 else:
                     new[device_total(figure, kind)] = edge
-            try:
-                self._put(pk, device, item, new)
-                return
-            except ConditionFailed as moved:
-                item = self._moved(pk, device, moved)
-        raise _contended(pk, device)
+            return new
+
+        self._update(devices_pk(generation), device, recount, fresh=True)
 
     # -- control -------------------------------------------------------------------
 
@@ -232,6 +218,24 @@ class AggregateStore(DynamoTable):
         )
 
     # -- plumbing ------------------------------------------------------------------
+
+    def _update(
+        self, pk: str, sk: str, change: Callable[[Item], Item | None], *, fresh: bool = False
+    ) -> None:
+        """Put ``change(item)`` back conditioned on the version it was computed from; on a
+        lost race compute again from the item as it now is. None from ``change``: nothing
+        to write. ``fresh`` reads the item instead of trusting the cache."""
+        item = self._read(pk, sk) if fresh else self._item(pk, sk)
+        for _ in range(_ATTEMPTS):
+            new = change(item)
+            if new is None:
+                return
+            try:
+                self._put(pk, sk, item, new)
+                return
+            except ConditionFailed as moved:
+                item = self._moved(pk, sk, moved)
+        raise TransientStoreError(f"aggregate item {pk}/{sk} kept changing; retrying the batch")
 
     def _item(self, pk: str, sk: str) -> Item:
         if (pk, sk) in self._cache:
@@ -290,7 +294,3 @@ def _ints(item: Item) -> Item:
         return v
 
     return {name: value(v) for name, v in item.items()}
-
-
-def _contended(pk: str, sk: str) -> TransientStoreError:
-    return TransientStoreError(f"aggregate item {pk}/{sk} kept changing; retrying the batch")
