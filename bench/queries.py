@@ -49,12 +49,13 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
-from tests.support.reference_projection import RefModel, project
+from tests.support.read_model_view import stored
+from tests.support.reference_projection import RefModel, project, with_aggregates
 from tests.support.reference_projection import ranges as reference_ranges
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 from video_index.core.keys import MAX_DURATION_MS, format_start, segment_id
 from video_index.core.ranges import merge_ranges
-from video_index.core.settings import Settings
+from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS, Settings
 from video_index.core.table_schema import create_tables
 from video_index.query.calendar import CalendarDay
 from video_index.query.queries import Queries
@@ -146,27 +147,11 @@ def camera_days(days: int, seed: int = SEED) -> tuple[list[Segment], list[int]]:
 
 def read_model_items(model: RefModel) -> list[dict[str, Any]]:
     """The read model of the independent projection of a listing (generation 1), in wire
-    shape: as ``tests/test_api_request_bounds.py`` loads it."""
-    items: list[dict[str, Any]] = [{"pk": "g1#devices", "sk": device} for device in model.devices]
-    for seg in model.segments.values():
-        items.append(
-            {
-                "pk": f"g1#seg#{seg.device}#{seg.kind}",
-                "sk": seg.filename,
-                "present": True,
-                "size": seg.size,
-                "etag": seg.etag,
-                "seq": "0" * 32,
-                "ver": 1,
-                "start": seg.start,
-                "end": seg.end,
-                "id": seg.id,
-                "observed": False,
-            }
-        )
-    for (device, kind, hour), figures in model.buckets.items():
-        items.append({"pk": f"g1#bkt#{device}", "sk": f"{kind}#{hour}", **figures})
-    return [{name: _serialize(value) for name, value in item.items()} for item in items]
+    shape, aggregates included: as ``tests/query/test_api_request_bounds.py`` loads it."""
+    aggregated = with_aggregates(model, DEFAULT_GAP_TOLERANCE_MS)
+    return [
+        {name: _serialize(value) for name, value in item.items()} for item in stored(aggregated)
+    ]
 
 
 def batch_write(client: Any, table: str, items: list[dict[str, Any]], threads: int) -> None:
