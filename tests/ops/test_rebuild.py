@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.aws_doubles import SerializedClient
 from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
@@ -78,6 +79,8 @@ class Setup:
         exports = Exports(objects, enqueue=_no_exports, max_bytes=0)
         services = ApiServices(queries, lambda k: k, Renditions(objects), exports)
         api.configure(lambda: services)
+        # The stream consumer of the table (both generations), drained before a read
+        self.aggregation = Aggregation(dynamodb, table)
 
     def upload(self, i: int) -> None:
         with self.world_lock:
@@ -100,6 +103,8 @@ class Setup:
     def video_count(self) -> int:
         """Video segments of cam-a as the API answers them (one reader thread only:
         the resolver keeps the current request on itself)."""
+        with self.lock:
+            self.aggregation.drain()
         response = api.app.resolve(ev.http_request("/devices/cam-a"), None)  # type: ignore[arg-type]
         assert response["statusCode"] == 200, response
         kinds = json.loads(response["body"])["kinds"]
