@@ -773,10 +773,7 @@ def _measure_and_print(
     if not any(d.has_video for d in calendar_model.answer) or not ranges_model.answer:
         raise BenchmarkFailed("empty answers: nothing was compared")
 
-    # where the ranges requests go: the day itself vs following ranges across midnight
-    before = ddb_calls.total
-    list(queries.window_entries(DEVICE, KIND, day_start - tolerance, day_end + tolerance))
-    model_window = ddb_calls.total - before
+    # where the listing's requests go: the day itself vs following ranges across midnight
     before = s3_calls.total
     low = day_start - tolerance - MAX_VIDEO_MS
     high = day_end + tolerance
@@ -806,12 +803,7 @@ def _measure_and_print(
         console.print(f"  {question}: {answer}")
     bounds = [
         ("a month calendar", calendar_model.requests, ""),
-        (
-            "the ranges of one day",
-            ranges_model.requests,
-            f" ({model_window} for the day itself, {ranges_model.requests - model_window} "
-            "following ranges across midnight)",
-        ),
+        ("the ranges of one day", ranges_model.requests, ""),
     ]
     for question, requests, detail in bounds:
         met = requests <= REQUEST_BOUND
@@ -843,11 +835,12 @@ def _measure_and_print(
         "read-model runs: 0, checked); the serving generation was read once before. "
         "Requests: botocore before-call hook; RCU: bench/capacity.py (Query = ceil(bytes "
         "returned / 4 KB), halved for eventually consistent reads).",
-        f"Read model ranges: {model_window} of the {ranges_model.requests} Query requests "
-        f"read the day itself (±{tolerance} ms, plus one longest segment back; 1 MB pages); "
-        "the rest follow the ranges that cross midnight back and forth by a day until a gap "
-        "ends them (Queries.ranges). The S3 listing does the same: "
-        f"{listing_window} of its {ranges_listing.requests} LIST requests are the day itself.",
+        f"Read model ranges: {ranges_model.requests} Query request(s) of the video bucket "
+        "items' hour coverage, the day's hours and a day either side, followed further "
+        "while a range runs on (Queries.ranges, query/ranges.py). The S3 listing reads the "
+        "day, then follows the ranges that cross midnight back and forth by a day until a gap "
+        f"ends them: {listing_window} of its {ranges_listing.requests} LIST requests are the "
+        "day itself.",
         f"S3 listing, calendar: prefixes listed (hour prefixes of the day before the local "
         f"month, which starts {local_first:%Y-%m-%d %H:%M} UTC; then the month prefix): "
         f"{len(calendar_prefixes)} prefixes, "
