@@ -49,12 +49,13 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
-from tests.support.reference_projection import RefModel, project
+from tests.support.read_model_view import stored
+from tests.support.reference_projection import RefModel, project, with_aggregates
 from tests.support.reference_projection import ranges as reference_ranges
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 from video_index.core.keys import MAX_DURATION_MS, format_start, segment_id
 from video_index.core.ranges import merge_ranges
-from video_index.core.settings import Settings
+from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS, Settings
 from video_index.core.table_schema import create_tables
 from video_index.query.calendar import CalendarDay
 from video_index.query.queries import Queries
@@ -146,27 +147,11 @@ def camera_days(days: int, seed: int = SEED) -> tuple[list[Segment], list[int]]:
 
 def read_model_items(model: RefModel) -> list[dict[str, Any]]:
     """The read model of the independent projection of a listing (generation 1), in wire
-    shape: as ``tests/test_api_request_bounds.py`` loads it."""
-    items: list[dict[str, Any]] = [{"pk": "g1#devices", "sk": device} for device in model.devices]
-    for seg in model.segments.values():
-        items.append(
-            {
-                "pk": f"g1#seg#{seg.device}#{seg.kind}",
-                "sk": seg.filename,
-                "present": True,
-                "size": seg.size,
-                "etag": seg.etag,
-                "seq": "0" * 32,
-                "ver": 1,
-                "start": seg.start,
-                "end": seg.end,
-                "id": seg.id,
-                "observed": False,
-            }
-        )
-    for (device, kind, hour), figures in model.buckets.items():
-        items.append({"pk": f"g1#bkt#{device}", "sk": f"{kind}#{hour}", **figures})
-    return [{name: _serialize(value) for name, value in item.items()} for item in items]
+    shape, aggregates included: as ``tests/query/test_api_request_bounds.py`` loads it."""
+    aggregated = with_aggregates(model, DEFAULT_GAP_TOLERANCE_MS)
+    return [
+        {name: _serialize(value) for name, value in item.items()} for item in stored(aggregated)
+    ]
 
 
 def batch_write(client: Any, table: str, items: list[dict[str, Any]], threads: int) -> None:
@@ -788,10 +773,7 @@ def _measure_and_print(
     if not any(d.has_video for d in calendar_model.answer) or not ranges_model.answer:
         raise BenchmarkFailed("empty answers: nothing was compared")
 
-    # where the ranges requests go: the day itself vs following ranges across midnight
-    before = ddb_calls.total
-    list(queries.window_entries(DEVICE, KIND, day_start - tolerance, day_end + tolerance))
-    model_window = ddb_calls.total - before
+    # where the listing's requests go: the day itself vs following ranges across midnight
     before = s3_calls.total
     low = day_start - tolerance - MAX_VIDEO_MS
     high = day_end + tolerance
@@ -821,12 +803,7 @@ def _measure_and_print(
         console.print(f"  {question}: {answer}")
     bounds = [
         ("a month calendar", calendar_model.requests, ""),
-        (
-            "the ranges of one day",
-            ranges_model.requests,
-            f" ({model_window} for the day itself, {ranges_model.requests - model_window} "
-            "following ranges across midnight)",
-        ),
+        ("the ranges of one day", ranges_model.requests, ""),
     ]
     for question, requests, detail in bounds:
         met = requests <= REQUEST_BOUND
@@ -858,11 +835,12 @@ def _measure_and_print(
         "read-model runs: 0, checked); the serving generation was read once before. "
         "Requests: botocore before-call hook; RCU: bench/capacity.py (Query = ceil(bytes "
         "returned / 4 KB), halved for eventually consistent reads).",
-        f"Read model ranges: {model_window} of the {ranges_model.requests} Query requests "
-        f"read the day itself (±{tolerance} ms, plus one longest segment back; 1 MB pages); "
-        "the rest follow the ranges that cross midnight back and forth by a day until a gap "
-        "ends them (Queries.ranges). The S3 listing does the same: "
-        f"{listing_window} of its {ranges_listing.requests} LIST requests are the day itself.",
+        f"Read model ranges: {ranges_model.requests} Query request(s) of the video bucket "
+        "items' hour coverage, the day's hours and a day either side, followed further "
+        "while a range runs on (Queries.ranges, query/ranges.py). The S3 listing reads the "
+        "day, then follows the ranges that cross midnight back and forth by a day until a gap "
+        f"ends them: {listing_window} of its {ranges_listing.requests} LIST requests are the "
+        "day itself.",
         f"S3 listing, calendar: prefixes listed (hour prefixes of the day before the local "
         f"month, which starts {local_first:%Y-%m-%d %H:%M} UTC; then the month prefix): "
         f"{len(calendar_prefixes)} prefixes, "

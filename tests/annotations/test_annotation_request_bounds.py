@@ -89,9 +89,13 @@ def worlds(
         day = day_of_segments(250)
         load(dynamodb, "bounds-join", day)
         counter = TableCounter(dynamodb)
-        plain = make_world(dynamodb, "bounds-join", now=NOW)
+        plain = make_world(dynamodb, "bounds-join", now=NOW, aggregate=False)
         joined = make_world(
-            dynamodb, "bounds-join", now=NOW, annotations_table="bounds-join-annotations"
+            dynamodb,
+            "bounds-join",
+            now=NOW,
+            annotations_table="bounds-join-annotations",
+            aggregate=False,
         )
         service = joined.services.annotations
         assert service is not None

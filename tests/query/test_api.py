@@ -217,8 +217,10 @@ def test_read_repair_answers_404_once_and_corrects_the_read_model(world: ApiWorl
     world.delete(seg, notify=False)
     # When it is asked for
     status, body, _ = world.get(address(seg))
-    # Then 404, and the read model no longer has it, aggregates included
+    # Then 404, and the read model no longer has it, aggregates included (once the
+    # repair's change has come through the stream)
     assert status == 404 and body["error"]["parameter"] == "name"
+    world.drain()
     model = view(world.dynamodb, world.table)
     assert model.segments == {}
     assert all(not any(f.values()) for f in model.buckets.values())

@@ -1,11 +1,13 @@
 """docs/read-model.md request bounds, counted at the botocore level on DynamoDB Local:
-a month calendar ≤ 2 requests and a day's ranges ≤ 2, with 10 or 50,000 segments."""
+a month calendar ≤ 2 requests and a day's ranges ≤ 2, with 10 or 50,000 segments; the
+ranges of a day when recording never stops ≤ 2 (also when the day reaches now); a
+device's totals 1."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -13,9 +15,12 @@ import pytest
 from boto3.dynamodb.types import TypeSerializer
 from moto import mock_aws
 
-from tests.support.api_world import ApiWorld, make_world
-from tests.support.reference_projection import project
+from tests.support import events as ev
+from tests.support.api_world import ApiWorld, iso, make_world
+from tests.support.read_model_view import stored
+from tests.support.reference_projection import project, ranges, with_aggregates
 from video_index.core.keys import SegmentKey
+from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import create_tables
 from video_index.local.dynamodb_local import DynamoDBLocal
 
@@ -46,27 +51,14 @@ def month_of_segments(count: int) -> list[SegmentKey]:
 
 
 def load(dynamodb: Any, table: str, segments: list[SegmentKey]) -> None:
-    """Write the read model of ``segments`` directly (as ingest would leave it)."""
-    model = project([{"Key": s.key, "Size": 2_500_000, "ETag": '"e"'} for s in segments])
-    items: list[dict[str, Any]] = [{"pk": "g1#devices", "sk": DEVICE}]
-    for seg in model.segments.values():
-        items.append(
-            {
-                "pk": f"g1#seg#{seg.device}#{seg.kind}",
-                "sk": seg.filename,
-                "present": True,
-                "size": seg.size,
-                "etag": seg.etag,
-                "seq": "0" * 32,
-                "ver": 1,
-                "start": seg.start,
-                "end": seg.end,
-                "id": seg.id,
-                "observed": False,
-            }
-        )
-    for (device, kind, hour), figures in model.buckets.items():
-        items.append({"pk": f"g1#bkt#{device}", "sk": f"{kind}#{hour}", **figures})
+    """Write the read model of ``segments`` directly, as ingest and the stream consumer
+    would leave it: segment items, bucket items with their coverage, device items with
+    their totals (recounted by the reference). A world on it must not aggregate again."""
+    model = with_aggregates(
+        project([{"Key": s.key, "Size": 2_500_000, "ETag": '"e"'} for s in segments]),
+        DEFAULT_GAP_TOLERANCE_MS,
+    )
+    items = stored(model)
     for i in range(0, len(items), 25):
         requests = [
             {"PutRequest": {"Item": {k: _ser(v) for k, v in item.items()}}}
@@ -103,7 +95,7 @@ def loaded(
         create_tables(dynamodb, table)
         load(dynamodb, table, month_of_segments(request.param))
         counter = RequestCounter(dynamodb)
-        world = make_world(dynamodb, table, now=NOW)
+        world = make_world(dynamodb, table, now=NOW, aggregate=False)
         world.get(f"/devices/{DEVICE}")  # warms the cached generation
         yield world, counter
 
@@ -129,11 +121,141 @@ def test_a_days_ranges_take_at_most_two_requests(loaded: tuple[ApiWorld, Request
     assert counter.total <= 2, counter.calls
 
 
-def test_device_totals_take_one_request_plus_first_and_last(
-    loaded: tuple[ApiWorld, RequestCounter],
-) -> None:
+def test_device_totals_take_one_request(loaded: tuple[ApiWorld, RequestCounter]) -> None:
     world, counter = loaded
     counter.reset()
     status, body, _ = world.get(f"/devices/{DEVICE}")
     assert status == 200 and body["kinds"]["video"]["segments"] > 0
-    assert counter.calls["Query"] <= 3, counter.calls
+    assert counter.total == 1, counter.calls
+
+
+# -- a camera that never stops ----------------------------------------------------------
+
+NONSTOP = "cam-nonstop"
+#: Back-to-back 30 s segments from the 10th to the 13th of November, except for one
+#: 5-minute outage a day, after which the camera starts again at an odd millisecond.
+OUTAGES = [
+    datetime(2026, 11, 10, 5, 13, 20, tzinfo=UTC),
+    datetime(2026, 11, 11, 9, 41, 10, tzinfo=UTC),
+    datetime(2026, 11, 12, 14, 7, 50, tzinfo=UTC),
+]
+OUTAGE = timedelta(minutes=5, milliseconds=437)
+#: The recent-part world's now: in the afternoon of the 11th, after its outage.
+AFTERNOON = datetime(2026, 11, 11, 18, 0, 5, tzinfo=UTC)
+ELEVENTH = "from=2026-11-11T00:00:00Z&to=2026-11-12T00:00:00Z"
+
+
+def nonstop_segments() -> list[SegmentKey]:
+    segments: list[SegmentKey] = []
+    at, end = datetime(2026, 11, 10, tzinfo=UTC), datetime(2026, 11, 13, tzinfo=UTC)
+    outages = list(OUTAGES)
+    while at < end:
+        length = timedelta(seconds=30)
+        if outages and at + length > outages[0]:
+            length = outages[0] - at  # the last segment before the outage is cut short
+        if length:
+            segments.append(
+                SegmentKey(
+                    kind="video",
+                    device=NONSTOP,
+                    start=at,
+                    duration_ms=length // timedelta(milliseconds=1),
+                    id=f"{len(segments):016x}",
+                    ext="mp4",
+                )
+            )
+        at += length
+        if outages and at == outages[0]:
+            at = outages.pop(0) + OUTAGE
+    return segments
+
+
+def expected_ranges(segments: list[SegmentKey], start: datetime, end: datetime) -> list[Any]:
+    """The reference's whole ranges intersecting ``[start, end)``, as the API shows them."""
+    model = project([{"Key": s.key, "Size": 1, "ETag": '"e"'} for s in segments])
+    whole = ranges(model, NONSTOP, DEFAULT_GAP_TOLERANCE_MS)
+    low, high = start.timestamp() * 1000, end.timestamp() * 1000
+    return [
+        {"start": iso(_moment(a)), "end": iso(_moment(b))} for a, b in whole if a < high and b > low
+    ]
+
+
+def _moment(epoch_ms: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=epoch_ms)
+
+
+@pytest.fixture(scope="module")
+def nonstop(
+    dynamodb_local: DynamoDBLocal,
+) -> Iterator[tuple[ApiWorld, ApiWorld, RequestCounter, list[SegmentKey]]]:
+    """A world long after the recording, and one in its afternoon of the 11th (whose
+    recent part comes from segment items and the bucket, which holds the recent objects)."""
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
+        table = "bounds-nonstop"
+        create_tables(dynamodb, table)
+        segments = nonstop_segments()
+        load(dynamodb, table, segments)
+        counter = RequestCounter(dynamodb)
+        later = make_world(dynamodb, table, now=NOW, aggregate=False)
+        afternoon = make_world(dynamodb, table, now=AFTERNOON, aggregate=False)
+        recent = AFTERNOON - timedelta(hours=2)
+        for segment in segments:
+            if recent <= segment.start < AFTERNOON:
+                afternoon.s3.put_object(Bucket=ev.BUCKET, Key=segment.key, Body=b"v")
+        later.get(f"/devices/{NONSTOP}")  # warms the cached generations
+        afternoon.get(f"/devices/{NONSTOP}")
+        yield later, afternoon, counter, segments
+
+
+def test_a_days_ranges_take_at_most_two_requests_when_recording_never_stops(
+    nonstop: tuple[ApiWorld, ApiWorld, RequestCounter, list[SegmentKey]],
+) -> None:
+    # Given a camera recording through the 11th and the days around it
+    later, _, counter, segments = nonstop
+    counter.reset()
+    # When the ranges of the 11th are asked for
+    status, body, _ = later.get(f"/devices/{NONSTOP}/ranges", ELEVENTH)
+    # Then both come back whole (from the 10th's outage and to the 12th's)
+    day = datetime(2026, 11, 11, tzinfo=UTC)
+    assert status == 200
+    assert body["ranges"] == expected_ranges(segments, day, day + timedelta(days=1))
+    assert len(body["ranges"]) == 2
+    # And took at most two requests
+    assert counter.total <= 2, counter.calls
+
+
+def test_a_days_ranges_reaching_now_take_at_most_two_requests(
+    nonstop: tuple[ApiWorld, ApiWorld, RequestCounter, list[SegmentKey]],
+) -> None:
+    # Given the same camera, asked in the afternoon of the 11th
+    _, afternoon, counter, segments = nonstop
+    counter.reset()
+    # When the ranges of the 11th are asked for
+    status, body, _ = afternoon.get(f"/devices/{NONSTOP}/ranges", ELEVENTH)
+    # Then the last range ends with the last segment so far
+    day = datetime(2026, 11, 11, tzinfo=UTC)
+    so_far = [s for s in segments if s.start < AFTERNOON]
+    assert status == 200
+    assert body["ranges"] == expected_ranges(so_far, day, day + timedelta(days=1))
+    # And took at most two requests (the buckets, and the segment items of the recent part)
+    assert counter.total <= 2, counter.calls
+
+
+def test_device_totals_of_a_camera_that_never_stops_take_one_request(
+    nonstop: tuple[ApiWorld, ApiWorld, RequestCounter, list[SegmentKey]],
+) -> None:
+    later, _, counter, segments = nonstop
+    counter.reset()
+    status, body, _ = later.get(f"/devices/{NONSTOP}")
+    assert status == 200
+    assert body["kinds"] == {
+        "video": {
+            "segments": len(segments),
+            "bytes": 2_500_000 * len(segments),
+            "duration_ms": sum(s.duration_ms for s in segments),
+            "first_start": iso(segments[0].start),
+            "last_start": iso(segments[-1].start),
+        }
+    }
+    assert counter.total == 1, counter.calls

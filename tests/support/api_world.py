@@ -1,4 +1,10 @@
-"""A small deployed-like world for API tests: bucket, read model, ingest, API services."""
+"""A small deployed-like world for API tests: bucket, read model, ingest, stream consumer,
+API services.
+
+Ingest writes segment items only; the bucket and device items the calendar, ranges
+and totals read follow from the table's stream. The world drains the stream into
+the consumer before every call, as Lambda would have delivered it by then.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from typing import Any
 import boto3
 
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.media import video_with
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.core.keys import SegmentKey, format_key, segment_id
@@ -32,6 +39,8 @@ class ApiWorld:
     table: str
     ingest: IngestService
     services: ApiServices
+    #: The table's stream consumer; None for a read model loaded with its aggregates.
+    aggregation: Aggregation | None
     sequencer: itertools.count[int] = field(default_factory=lambda: itertools.count(0x1000))
 
     def put(
@@ -89,6 +98,11 @@ class ApiWorld:
         response = self.ingest.handle(ev.sqs_event(ev.sqs_record(ev.s3_notification(record))), None)
         assert response == {"batchItemFailures": []}
 
+    def drain(self) -> None:
+        """Deliver the table's stream to the consumer (every call does it first)."""
+        if self.aggregation is not None:
+            self.aggregation.drain()
+
     def get(self, path: str, query: str = "") -> tuple[int, Any, dict[str, str]]:
         """Call the API like API Gateway does; returns (status, decoded body, headers)."""
         return self.call("GET", path, query)
@@ -106,6 +120,7 @@ class ApiWorld:
     ) -> tuple[int, Any, dict[str, str]]:
         """Any request, with a body, headers and an authorizer context; returns (status,
         decoded body, headers)."""
+        self.drain()
         event = ev.http_request(path, query, method)
         if body is not None:
             event["body"] = body
@@ -124,15 +139,34 @@ class ApiWorld:
 
 
 def make_world(
-    dynamodb: Any, table: str, now: datetime = NOW, *, annotations_table: str | None = None
+    dynamodb: Any,
+    table: str,
+    now: datetime = NOW,
+    *,
+    annotations_table: str | None = None,
+    aggregate: bool = True,
 ) -> ApiWorld:
+    """A world on ``table``. ``aggregate=False`` for a read model loaded with its
+    aggregates already (the consumer would add the loaded segments' records again)."""
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
     settings = Settings(bucket=ev.BUCKET, table=table, annotations_table=annotations_table)
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))
     services = build_api_services(settings, clients, clock=now.timestamp)
     api.configure(lambda: services)
-    return ApiWorld(s3, dynamodb, table, build_ingest_service(settings, clients), services)
+    aggregation = None
+    if aggregate:
+        # The consumer is another function: its own client, so a test counting the
+        # API's requests on ``dynamodb`` does not count the consumer's.
+        consumer = boto3.client(
+            "dynamodb",
+            endpoint_url=dynamodb.meta.endpoint_url,
+            region_name=dynamodb.meta.region_name,
+        )
+        aggregation = Aggregation(consumer, table, gap_tolerance_ms=settings.gap_tolerance_ms)
+    return ApiWorld(
+        s3, dynamodb, table, build_ingest_service(settings, clients), services, aggregation
+    )
 
 
 def at(day: int, hour: int, minute: int = 0, second: int = 0, ms: int = 0) -> datetime:

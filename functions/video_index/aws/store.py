@@ -11,7 +11,7 @@ misconfiguration). The layout of the items is docs/read-model.md.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from video_index.aws.clients import Clients
@@ -284,15 +284,25 @@ class ReadModelStore(DynamoTable):
         )
 
     def query_partition(
-        self, pk: str, *, after: str | None = None, limit: int | None = None
+        self,
+        pk: str,
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        attributes: Sequence[str] = (),
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of a partition, after sort key ``after``: (items, last sort key or None)."""
+        """One page of a partition, after sort key ``after``: (items, last sort key or None);
+        with ``attributes``, only those of each item."""
         request: dict[str, Any] = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :pk",
             "ExpressionAttributeValues": wire({":pk": pk}),
             "ReturnConsumedCapacity": "TOTAL",
         }
+        if attributes:
+            names = {f"#a{i}": name for i, name in enumerate(attributes)}
+            request["ProjectionExpression"] = ", ".join(names)
+            request["ExpressionAttributeNames"] = names
         if limit is not None:
             request["Limit"] = limit
         if after is not None:

@@ -5,6 +5,11 @@ docs/read-model.md. For the recent window (``fresh_window_ms``) segment answers
 merge an S3 listing of the matching hour prefixes, so an object uploaded a
 second ago is served although its event may still be queued; and a single
 segment is checked against S3 before it is handed out (read repair).
+
+Calendars, ranges and totals read what the stream consumer aggregates (bucket
+and device items); ranges take their recent part from the segment answers
+instead, since the aggregates follow the segment items a little behind
+(query/ranges.py).
 """
 
 from __future__ import annotations
@@ -32,18 +37,21 @@ from video_index.core.keys import (
     validate_device,
 )
 from video_index.core.layout import (
+    RUNS,
     bucket_hour_ms,
     bucket_pk,
     bucket_sk,
+    device_total,
     devices_pk,
     segment_pk,
     segment_sk,
 )
-from video_index.core.ranges import merge_ranges
-from video_index.core.timeunits import DAY_MS, HOUR_MS, QUARTERS, from_epoch_ms
+from video_index.core.ranges import unflatten
+from video_index.core.timeunits import HOUR_MS, QUARTERS, from_epoch_ms
 from video_index.ingest.ingestor import Ingestor
 from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
 from video_index.query.entries import Entry, KindTotals, Page, decode_cursor, encode_cursor
+from video_index.query.ranges import CoverageSources, hour_floor, whole_ranges
 
 FILENAME_RE: Final = re.compile(
     r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z_[0-9]{1,9}_[a-z0-9]{1,64}\.[a-z0-9]{1,4}$"
@@ -51,8 +59,6 @@ FILENAME_RE: Final = re.compile(
 #: Sort-key bound above every file name that starts with a given start ("~" > "_").
 _AFTER_START: Final = "~"
 GENERATION_TTL_SECONDS: Final = 10.0
-#: How far a ranges query follows a range beyond its window before it stops.
-MAX_RANGE_READ_MS: Final = 400 * DAY_MS
 
 
 @dataclass
@@ -105,48 +111,33 @@ class Queries:
     # -- devices -------------------------------------------------------------------------
 
     def device_totals(self, device: str) -> dict[str, KindTotals]:
-        """Per kind: segments, bytes, duration. One Query of the device's bucket items
-        (one page for ~5,000 hours of data), plus two small Queries per kind present
-        for the first and last start."""
-        generation = self.generation()
-        sums: dict[str, list[int]] = {}
-        hours: dict[str, list[int]] = {}
-        for item in self._store.query_all(bucket_pk(generation, device)):
-            kind, hour_ms = bucket_hour_ms(item["sk"])
-            figures = sums.setdefault(kind, [0, 0, 0])
-            n = sum(int(item.get(f"n{q}", 0)) for q in range(QUARTERS))
-            figures[0] += n
-            figures[1] += sum(int(item.get(f"b{q}", 0)) for q in range(QUARTERS))
-            figures[2] += sum(int(item.get(f"d{q}", 0)) for q in range(QUARTERS))
-            if n:
-                hours.setdefault(kind, []).append(hour_ms)
-        totals: dict[str, KindTotals] = {}
-        for kind, (segments, size, duration) in sums.items():
-            if not segments:
-                continue
-            first = self._edge_start(generation, device, kind, min(hours[kind]), descending=False)
-            last = self._edge_start(generation, device, kind, max(hours[kind]), descending=True)
-            totals[kind] = KindTotals(segments, size, duration, first, last)
-        return totals
+        """Per kind: segments, bytes, duration, first and last start. One GetItem of
+        the device item, which the stream consumer keeps (``n:/b:/d:/f:/l:<kind>``)."""
+        item = self._store.get(devices_pk(self.generation()), device) or {}
 
-    def _edge_start(
-        self, generation: int, device: str, kind: str, hour_ms: int, *, descending: bool
-    ) -> int | None:
-        low = format_start(from_epoch_ms(hour_ms))
-        high = format_start(from_epoch_ms(hour_ms + HOUR_MS - 1)) + _AFTER_START
-        for item in self._store.query_range(
-            segment_pk(generation, device, kind), low, high, descending=descending
-        ):
-            if item.get("present"):
-                return int(item["start"])
-        return None
+        def optional(name: str, kind: str) -> int | None:
+            value = item.get(device_total(name, kind))
+            return int(value) if value is not None else None
+
+        totals: dict[str, KindTotals] = {}
+        for name, value in item.items():
+            figure, _, kind = name.partition(":")
+            if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
+                totals[kind] = KindTotals(
+                    int(value),
+                    optional("b", kind) or 0,
+                    optional("d", kind) or 0,
+                    optional("f", kind),
+                    optional("l", kind),
+                )
+        return totals
 
     def devices(self, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
         after = decode_cursor(cursor, {"after": str})["after"] if cursor else None
         if after is not None:
             _check_device(after, "cursor")
         names, last = self._store.query_partition(
-            devices_pk(self.generation()), after=after, limit=limit
+            devices_pk(self.generation()), after=after, limit=limit, attributes=("sk",)
         )
         devices = [item["sk"] for item in names]
         return devices, encode_cursor({"after": last}) if last else None
@@ -277,37 +268,28 @@ class Queries:
     def ranges(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
         """Whole continuous ranges intersecting the window (not clipped to it).
 
-        Reads the video segments intersecting the window widened by the gap
-        tolerance: one Query (two pages for a day of 10 s segments). A range that
-        could continue past what was read (it comes within the tolerance of the
-        edge) widens the read by a day on that side, until a gap ends it.
+        The video buckets' hour coverage, and the segment entries for the recent
+        part (from the hour the fresh window starts in): one bucket Query for a day
+        whose ranges end within a day of it, plus one segment Query when the window
+        reaches the recent part; more while a range runs on (query/ranges.py).
         """
-        tolerance = self.gap_tolerance_ms
-        low, high = start_ms - tolerance, end_ms + tolerance
-        spans = self._spans(device, low, high)
-        while True:
-            merged = [
-                r for r in merge_ranges(spans, tolerance) if r[0] < end_ms and r[1] > start_ms
-            ]
-            if not merged:
-                return []
-            widen_left = merged[0][0] <= low + tolerance
-            widen_right = merged[-1][1] >= high - tolerance
-            if not (widen_left or widen_right):
-                return merged
-            if widen_left:
-                spans |= self._spans(device, low - DAY_MS, low)
-                low -= DAY_MS
-            if widen_right:
-                spans |= self._spans(device, high, high + DAY_MS)
-                high += DAY_MS
-            if high - low > MAX_RANGE_READ_MS:
-                return merged  # a range longer than the read limit: report what was read
+        generation = self.generation()
 
-    def _spans(self, device: str, start_ms: int, end_ms: int) -> set[tuple[int, int]]:
-        return {
-            (e.start_ms, e.end_ms) for e in self.window_entries(device, "video", start_ms, end_ms)
-        }
+        def hours(low_ms: int, high_ms: int) -> Iterator[tuple[int, int]]:
+            items = self._store.query_range(
+                bucket_pk(generation, device),
+                bucket_sk("video", low_ms),
+                bucket_sk("video", high_ms - HOUR_MS),
+            )
+            for item in items:
+                yield from unflatten(item.get(RUNS, ()))
+
+        def recent(low_ms: int, high_ms: int) -> Iterator[tuple[int, int]]:
+            for entry in self.window_entries(device, "video", low_ms, high_ms):
+                yield entry.start_ms, entry.end_ms
+
+        sources = CoverageSources(hours, recent, hour_floor(self._fresh_from_ms()))
+        return whole_ranges(sources, start_ms, end_ms, self.gap_tolerance_ms)
 
     # -- single segment ------------------------------------------------------------------
 
