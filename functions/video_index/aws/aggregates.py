@@ -23,7 +23,7 @@ from typing import Any
 
 from video_index.aggregate.plan import BucketEntry, BucketKey, DeviceEntry, DeviceKey
 from video_index.aws.dynamodb import ConditionFailed, DynamoTable, TransientStoreError, wire
-from video_index.core.keys import LONGEST_SEGMENT_MS, format_start
+from video_index.core.keys import MAX_DURATION_MS, format_start
 from video_index.core.layout import (
     AGGREGATE_SK,
     CONTROL_PK,
@@ -92,7 +92,7 @@ class AggregateStore(DynamoTable):
             ExpressionAttributeValues=wire(
                 {
                     ":pk": segment_pk(generation, device, kind),
-                    ":low": format_start(from_epoch_ms(hour - LONGEST_SEGMENT_MS)),
+                    ":low": format_start(from_epoch_ms(hour - MAX_DURATION_MS["video"])),
                     ":high": format_start(from_epoch_ms(hour + HOUR_MS)),
                     ":yes": True,
                 }
@@ -135,32 +135,40 @@ class AggregateStore(DynamoTable):
                 item[device_total("m", kind)] = entry.mark
         added = [e.added_start for e in pending if e.added_start is not None]
         removed = {e.removed_start for e in pending if e.removed_start is not None}
-        edges = {int(item[name]) for name in (f, last) if name in item}
-        if item[n] <= 0:
-            item.pop(f, None)
-            item.pop(last, None)
-        elif removed & edges:
-            for name, descending in ((f, False), (last, True)):
-                edge = self._edge(generation, device, kind, descending=descending)
-                if edge is None:  # every segment is gone again; their changes are on the way
-                    item.pop(name, None)
-                else:
-                    item[name] = edge
-        elif added:
-            item[f] = min([*added, *([int(item[f])] if f in item else [])])
-            item[last] = max([*added, *([int(item[last])] if last in item else [])])
+        for name, pick, descending in ((f, min, False), (last, max, True)):
+            held = [int(item[name])] if name in item else []
+            edge = pick([*added, *held], default=None) if item[n] > 0 else None
+            if edge is not None and edge in removed:  # that edge went: look for the next one
+                edge = self._edge(generation, device, kind, descending=descending, beyond=edge)
+            if edge is None:  # no segment (or every one gone again: those changes are coming)
+                item.pop(name, None)
+            else:
+                item[name] = edge
         item[device_total("w", kind)] = max(entry.seq for entry in pending)
 
-    def _edge(self, generation: int, device: str, kind: str, *, descending: bool) -> int | None:
-        """The first (or last) start of a present segment of the kind, read from its items."""
+    def _edge(
+        self,
+        generation: int,
+        device: str,
+        kind: str,
+        *,
+        descending: bool,
+        beyond: int | None = None,
+    ) -> int | None:
+        """The first (or last) start of a present segment of the kind, read from its items;
+        from ``beyond`` on (the edge just removed), so the tombstones of segments that went
+        before it (retention deletes the oldest first) are not read again."""
+        values: dict[str, Any] = {":pk": segment_pk(generation, device, kind), ":yes": True}
+        condition = "pk = :pk"
+        if beyond is not None:
+            condition += " AND sk < :bound" if descending else " AND sk >= :bound"
+            values[":bound"] = format_start(from_epoch_ms(beyond + (1 if descending else 0)))
         for item in self.query(
-            KeyConditionExpression="pk = :pk",
+            KeyConditionExpression=condition,
             FilterExpression="present = :yes",
             ProjectionExpression="#start",
             ExpressionAttributeNames={"#start": "start"},
-            ExpressionAttributeValues=wire(
-                {":pk": segment_pk(generation, device, kind), ":yes": True}
-            ),
+            ExpressionAttributeValues=wire(values),
             ScanIndexForward=not descending,
         ):
             return int(item["start"])
