@@ -23,6 +23,7 @@ from bench.assets import assets_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
 from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
+from bench.lag import lag_benchmark  # noqa: E402
 from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
 from bench.queries import queries_benchmark  # noqa: E402
@@ -35,6 +36,7 @@ BENCHMARKS: list[Benchmark] = [
     ingest_benchmark,
     queries_benchmark,
     pipeline_benchmark,
+    lag_benchmark,
     reconcile_benchmark,
     fleet_benchmark,
     media_benchmark,

@@ -221,11 +221,18 @@ class CapacityMeter:
     are kept from ``before-parameter-build`` and priced in ``after-call`` (which
     also fires for error responses, so failed conditional writes are counted).
     ``shapes`` gives the secondary indexes of each table (:func:`describe_shape`).
+    ``row`` names the row a call is counted in (default: its operation), e.g. to tell
+    the writes of bucket items from those of segment items.
     """
 
-    def __init__(self, shapes: Mapping[str, TableShape] | None = None) -> None:
+    def __init__(
+        self,
+        shapes: Mapping[str, TableShape] | None = None,
+        row: Callable[[str, dict[str, Any]], str] | None = None,
+    ) -> None:
         self.enabled = True
         self._shapes = dict(shapes or {})
+        self._row = row or (lambda operation, _params: operation)
         self._ops: dict[str, OperationFigures] = defaultdict(OperationFigures)
         #: the last item the meter saw written under each key (None: deleted)
         self._known: dict[ItemId, WireItem | None] = {}
@@ -244,11 +251,15 @@ class CapacityMeter:
     def _keep_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         context[_PARAMS] = params
 
-    def _after_error(self, event_name: str, **_: Any) -> None:
+    def _after_error(
+        self, event_name: str, context: dict[str, Any] | None = None, **_: Any
+    ) -> None:
         """No response at all (connection error, timeout): a request, priced at nothing."""
         if not self.enabled:
             return
-        figures = self._ops[event_name.rsplit(".", 1)[-1]]
+        figures = self._ops[
+            self._row(event_name.rsplit(".", 1)[-1], (context or {}).get(_PARAMS, {}))
+        ]
         figures.requests += 1
         figures.failed += 1
 
@@ -264,7 +275,7 @@ class CapacityMeter:
             return
         operation = model.name
         params: dict[str, Any] = context.get(_PARAMS, {})
-        figures = self._ops[operation]
+        figures = self._ops[self._row(operation, params)]
         figures.requests += 1
         figures.retries += int(parsed.get("ResponseMetadata", {}).get("RetryAttempts", 0))
         ok = http_response.status_code < 300

@@ -8,13 +8,22 @@ Local, loaded directly with ``BatchWriteItem`` (as ingest would leave it).
 
 Two questions are answered both ways in the same run:
 
-* the month calendar in ``Europe/Berlin`` (``Queries.calendar``), and
-* the continuous ranges of one UTC day (``Queries.ranges``);
+* the month calendar in ``Europe/Berlin`` (``Queries.calendar``),
+* the continuous ranges of one UTC day (``Queries.ranges``), and the same for a
+  day without an outage, whose range runs on across both midnights;
 
 by the API's own code on the read model, and without an index by listing the
 S3 prefixes that can hold the answer and computing it from the keys. The
-answers must be equal (the run fails otherwise). Requests are counted with
-botocore hooks; DynamoDB read units are priced by AWS's rules (``bench.capacity``).
+answers must be equal (the run fails otherwise). A device's totals
+(``Queries.device_totals``) are asked of the read model only, and checked against
+the projection. Requests are counted with botocore hooks; DynamoDB read units are
+priced by AWS's rules (``bench.capacity``).
+
+The table holds what ingest and the stream consumer leave: segment items, bucket
+items with their figures and hourly video coverage (``r``), and device items with
+each kind's totals (``tests.reference_projection.with_aggregates``), so the
+questions can be answered from segment items or from the stored aggregates,
+whichever the query layer reads.
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ from video_index.core.ranges import merge_ranges
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS, Settings
 from video_index.core.table_schema import create_tables
 from video_index.query.calendar import CalendarDay
+from video_index.query.entries import KindTotals
 from video_index.query.queries import Queries
 from video_index.query.service import build_api_services
 
@@ -75,13 +85,17 @@ DAY_MS: Final = 24 * HOUR_MS
 #: The longest video segment a key may name (docs/keys.md): how far back a listing must look.
 MAX_VIDEO_MS: Final = MAX_DURATION_MS[KIND]
 FULL_DAYS: Final = 30
-QUICK_DAYS: Final = 3
+QUICK_DAYS: Final = 5
 #: The UTC day whose ranges are asked for (day of November), full and quick run.
 RANGES_DAY: Final = {False: 15, True: 2}
+#: A day without an outage (its range starts the day before and ends the day after).
+NONSTOP_DAY: Final = {False: 20, True: 4}
 #: After the month: the API's freshness listing (last 15 minutes) never applies.
 NOW: Final = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
 #: docs/read-model.md: a month calendar and the ranges of one day take at most this many requests.
 REQUEST_BOUND: Final = 2
+#: ...and a device's totals this many (one read of the device item).
+TOTALS_BOUND: Final = 1
 RUNS: Final = 5
 #: ...but no more than MIN_RUNS of a question whose runs already took RUN_BUDGET_S (the
 #: month's listing is ~260 sequential pages: tens of seconds a run here).
@@ -119,14 +133,15 @@ def from_ms(millis: int) -> dt.datetime:
     return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=millis)
 
 
-def camera_days(days: int, seed: int = SEED) -> tuple[list[Segment], list[int]]:
+def camera_days(days: int, nonstop_day: int, seed: int = SEED) -> tuple[list[Segment], list[int]]:
     """Back-to-back 10 s segments from November 1st 00:00 UTC for ``days`` days; every day
-    a 5-minute outage at a random instant, after which the camera restarts at a random
-    millisecond. Returns the segments and the outage starts (epoch ms)."""
+    but ``nonstop_day`` a 5-minute outage at a random instant, after which the camera
+    restarts at a random millisecond. Returns the segments and the outage starts (epoch ms)."""
     rng = random.Random(seed)
     first = epoch_ms(FIRST_DAY)
     end = first + days * DAY_MS
-    outages = [first + d * DAY_MS + rng.randrange(DAY_MS - OUTAGE_MS) for d in range(days)]
+    drawn = [first + d * DAY_MS + rng.randrange(DAY_MS - OUTAGE_MS) for d in range(days)]
+    outages = [o for d, o in enumerate(drawn) if d + 1 != nonstop_day]
     pending = list(reversed(outages))
     segments: list[Segment] = []
     t = first
@@ -518,6 +533,10 @@ def _answer_of_ranges(ranges: list[tuple[int, int]]) -> str:
     return f"{len(ranges)} ranges: {shown}"
 
 
+def _operations(measured: Measured) -> str:
+    return ", ".join(f"{count} {name}" for name, count in sorted(measured.operations.items()))
+
+
 def _ms(measured: Measured) -> str:
     text = f"{measured.ms:,.1f}\n(server {measured.server_ms:,.1f})"
     return text if measured.runs == RUNS else f"{text}\n[{measured.runs} runs]"
@@ -591,13 +610,14 @@ class World:
     model: RefModel
 
 
-def build_world(days: int) -> World:
-    segments, outages = camera_days(days)
+def build_world(days: int, nonstop_day: int) -> World:
+    segments, outages = camera_days(days, nonstop_day)
     listing = [
         {"Key": s.key, "Size": len(s.body), "ETag": f'"{hashlib.md5(s.body).hexdigest()}"'}
         for s in segments
     ]
-    return World(days, segments, outages, listing, project(listing))
+    model = with_aggregates(project(listing), DEFAULT_GAP_TOLERANCE_MS)
+    return World(days, segments, outages, listing, model)
 
 
 def put_into_moto(s3: Any, world: World) -> tuple[S3Backend, Any]:
@@ -644,7 +664,7 @@ def queries_benchmark(context: BenchContext) -> None:
     server = context.dynamodb_local()
     with _no_gc():  # millions of objects that live on: no cycles to find, only rescans
         began = time.perf_counter()
-        world = build_world(days)
+        world = build_world(days, NONSTOP_DAY[context.quick])
         items = read_model_items(world.model)
         world_s = time.perf_counter() - began
 
@@ -721,16 +741,30 @@ def _measure_and_print(
     queries: Queries = build_api_services(settings, clients, clock=NOW.timestamp).queries
     queries.generation()  # warms the cached generation (one GetItem, not measured)
     tolerance = queries.gap_tolerance_ms
+    if tolerance != DEFAULT_GAP_TOLERANCE_MS:
+        raise BenchmarkFailed(f"the API's gap tolerance {tolerance} ms is not the world's")
 
     tz = ZoneInfo(ZONE)
     day_start = epoch_ms(dt.datetime(YEAR, MONTH, ranges_day, tzinfo=dt.UTC))
     day_end = day_start + DAY_MS
+    nonstop_day = NONSTOP_DAY[context.quick]
+    nonstop_start = epoch_ms(dt.datetime(YEAR, MONTH, nonstop_day, tzinfo=dt.UTC))
+    nonstop_end = nonstop_start + DAY_MS
 
     def model_calendar() -> list[CalendarDay]:
         return queries.calendar(DEVICE, YEAR, MONTH, tz)
 
     def model_ranges() -> list[tuple[int, int]]:
         return queries.ranges(DEVICE, day_start, day_end)
+
+    def model_nonstop() -> list[tuple[int, int]]:
+        return queries.ranges(DEVICE, nonstop_start, nonstop_end)
+
+    def model_totals() -> dict[str, KindTotals]:
+        return queries.device_totals(DEVICE)
+
+    def listed_nonstop() -> list[tuple[int, int]]:
+        return ranges_by_listing(Listing(s3, BUCKET, DEVICE), nonstop_start, nonstop_end, tolerance)
 
     def listed_calendar() -> list[CalendarDay]:
         return calendar_by_listing(Listing(s3, BUCKET, DEVICE), YEAR, MONTH, tz)
@@ -741,13 +775,18 @@ def _measure_and_print(
     # one unmeasured run of the read-model questions (the JVM's warm-up)
     model_calendar()
     model_ranges()
+    model_nonstop()
+    model_totals()
     s3_before = s3_calls.total
     calendar_model = measure("calendar, read model", model_calendar, ddb_calls, meter=meter)
     ranges_model = measure("ranges, read model", model_ranges, ddb_calls, meter=meter)
+    nonstop_model = measure("non-stop ranges, read model", model_nonstop, ddb_calls, meter=meter)
+    totals_model = measure("totals, read model", model_totals, ddb_calls, meter=meter)
     if s3_calls.total != s3_before:
         raise BenchmarkFailed("the read-model answers listed S3 (the freshness window?)")
     calendar_listing = measure("calendar, S3 listing", listed_calendar, s3_calls)
     ranges_listing = measure("ranges, S3 listing", listed_ranges, s3_calls)
+    nonstop_listing = measure("non-stop ranges, S3 listing", listed_nonstop, s3_calls)
 
     # honest comparison: both ways give the same answers, and the ranges are those
     # of the whole listing by the independent reference (tests.reference_projection)
@@ -772,6 +811,27 @@ def _measure_and_print(
         )
     if not any(d.has_video for d in calendar_model.answer) or not ranges_model.answer:
         raise BenchmarkFailed("empty answers: nothing was compared")
+    nonstop_reference = [
+        r
+        for r in reference_ranges(world.model, DEVICE, tolerance)
+        if r[0] < nonstop_end and r[1] > nonstop_start
+    ]
+    if not nonstop_model.answer == nonstop_listing.answer == nonstop_reference:
+        raise BenchmarkFailed(
+            f"non-stop day's ranges differ: read model {nonstop_model.answer}, listing "
+            f"{nonstop_listing.answer}, reference {nonstop_reference}"
+        )
+    if len(nonstop_reference) != 1 or not (
+        nonstop_reference[0][0] < nonstop_start and nonstop_reference[0][1] > nonstop_end - 1000
+    ):
+        raise BenchmarkFailed(f"day {nonstop_day} is not one range across it: {nonstop_reference}")
+    want_totals = {
+        kind: KindTotals(*figures)
+        for (device, kind), figures in world.model.totals.items()
+        if device == DEVICE
+    }
+    if totals_model.answer != want_totals:
+        raise BenchmarkFailed(f"totals {totals_model.answer} != the projection's {want_totals}")
 
     # where the listing's requests go: the day itself vs following ranges across midnight
     before = s3_calls.total
@@ -796,19 +856,47 @@ def _measure_and_print(
             ranges_model,
             ranges_listing,
         ),
+        (
+            f"ranges {YEAR}-{MONTH:02d}-{nonstop_day:02d} (no outage that day)",
+            _answer_of_ranges(nonstop_model.answer),
+            nonstop_model,
+            nonstop_listing,
+        ),
     ]
     console.print(results_table(rows))
     console.print("Answers (equal both ways; the ranges also equal to the reference projection's):")
     for question, answer, _, _ in rows:
         console.print(f"  {question}: {answer}")
+    video = totals_model.answer["video"]
+    console.print(
+        f"  totals of {DEVICE} (read model only; equal to the projection's): {video.segments:,} "
+        f"segments, {video.bytes:,} B, {video.duration_ms:,} ms, first "
+        f"{from_ms(video.first_start_ms or 0):%m-%d %H:%M:%S}, "
+        f"last {from_ms(video.last_start_ms or 0):%m-%d %H:%M:%S}: "
+        f"{totals_model.requests} requests ({_operations(totals_model)}), "
+        f"{totals_model.read_units or 0:.1f} RCU, {_ms(totals_model).splitlines()[0]} ms"
+    )
     bounds = [
         ("a month calendar", calendar_model.requests, ""),
         ("the ranges of one day", ranges_model.requests, ""),
+        (
+            "the ranges of a non-stop day",
+            nonstop_model.requests,
+            f" ({_operations(nonstop_model)})",
+        ),
     ]
-    for question, requests, detail in bounds:
-        met = requests <= REQUEST_BOUND
+    for question, requests, detail, bound in [
+        *((q, r, d, REQUEST_BOUND) for q, r, d in bounds),
+        (
+            "a device's totals",
+            totals_model.requests,
+            f" ({_operations(totals_model)})",
+            TOTALS_BOUND,
+        ),
+    ]:
+        met = requests <= bound
         console.print(
-            f"docs/read-model.md bound, {question} <= {REQUEST_BOUND} DynamoDB requests: "
+            f"docs/read-model.md bound, {question} <= {bound} DynamoDB requests: "
             f"{requests}{detail} -> " + ("[bold green]MET[/]" if met else "[bold red]NOT MET[/]")
         )
     console.print(cost_table(rows))
