@@ -39,6 +39,7 @@ from bench.context import BenchContext, BenchmarkFailed
 from tests.support import events as ev
 from tests.support.api_world import ApiWorld, make_world
 from tests.support.reference_projection import project
+from tests.support.tables import without_stream
 from video_index.annotations.layout import anchor_sk, partition
 from video_index.annotations.model import Annotation, Draft, SegmentRef, Target
 from video_index.core.keys import SegmentKey
@@ -285,6 +286,7 @@ def annotations_benchmark(context: BenchContext) -> None:
         read_model, annotations = f"bench-rm-{suffix}", f"bench-ann-{suffix}"
         plain_table = f"bench-plain-{suffix}"
         create_tables(client, read_model, annotations)
+        without_stream(client, read_model)  # loaded with its aggregates: no consumer
         client.create_table(**annotations_table_definition(plain_table))
         began = time.perf_counter()
         # loaded directly, aggregates included: no consumer adds them again

@@ -15,6 +15,7 @@ from moto import mock_aws
 
 from tests.query.test_api_request_bounds import load
 from tests.support.api_world import ApiWorld, address, make_world
+from tests.support.tables import without_stream
 from video_index.annotations.model import Annotation, Target
 from video_index.core.keys import SegmentKey
 from video_index.core.table_schema import create_tables
@@ -86,6 +87,7 @@ def worlds(
     with mock_aws():
         dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
         create_tables(dynamodb, "bounds-join", "bounds-join-annotations")
+        without_stream(dynamodb, "bounds-join")
         day = day_of_segments(250)
         load(dynamodb, "bounds-join", day)
         counter = TableCounter(dynamodb)

@@ -35,6 +35,7 @@ from infra.dependencies import (
 from infra.settings import StackSettings
 from tests.infra.template import Synth
 from tests.support import events as ev
+from tests.support.aggregation import Aggregation
 from tests.support.deployed_world import DeployedWorld
 from tests.support.inventory_fixtures import write_inventory
 from tests.support.lambda_env import (
@@ -339,14 +340,16 @@ def test_reconcile_repairs_the_read_model_from_a_csv_inventory(
         fmt="CSV",
         created=datetime.now(UTC),
     )
-    # When the reconcile function runs a reconcile from the newest inventory report
-    ran = _run(
-        lambda_env,
-        runnable,
-        "reconcile",
-        {"action": ACTION_RECONCILE, "source": "inventory"},
-        world,
-    )
+    # When the reconcile function runs a reconcile from the newest inventory report (the
+    # stream consumer running beside it, as deployed: its mend waits for it)
+    with Aggregation(world.client("dynamodb"), world.table).running():
+        ran = _run(
+            lambda_env,
+            runnable,
+            "reconcile",
+            {"action": ACTION_RECONCILE, "source": "inventory"},
+            world,
+        )
     # Then it added both entries, read the report column-wise with the asset's pyarrow,
     # and the index has them
     assert ran.result["entries_added"] == 2 and ran.result["entries_removed"] == 0, ran.output

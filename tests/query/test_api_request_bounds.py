@@ -19,6 +19,7 @@ from tests.support import events as ev
 from tests.support.api_world import ApiWorld, iso, make_world
 from tests.support.read_model_view import stored
 from tests.support.reference_projection import project, ranges, with_aggregates
+from tests.support.tables import without_stream
 from video_index.core.keys import SegmentKey
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import create_tables
@@ -93,6 +94,7 @@ def loaded(
         dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
         table = f"bounds-{request.param}"
         create_tables(dynamodb, table)
+        without_stream(dynamodb, table)
         load(dynamodb, table, month_of_segments(request.param))
         counter = RequestCounter(dynamodb)
         world = make_world(dynamodb, table, now=NOW, aggregate=False)
@@ -194,6 +196,7 @@ def nonstop(
         dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
         table = "bounds-nonstop"
         create_tables(dynamodb, table)
+        without_stream(dynamodb, table)
         segments = nonstop_segments()
         load(dynamodb, table, segments)
         counter = RequestCounter(dynamodb)

@@ -7,6 +7,8 @@ delivered the records by then (docs/read-model.md#aggregation-by-stream).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -59,6 +61,16 @@ class Aggregation:
         self.mender = Mender(
             self.store, self.aggregates, self.barrier, gap_tolerance_ms=gap_tolerance_ms
         )
+
+    @contextmanager
+    def running(self) -> Iterator[Aggregation]:
+        """The consumer on a thread, as Lambda runs it beside a function under test that
+        waits for it (reconcile's barrier)."""
+        self.source.start()
+        try:
+            yield self
+        finally:
+            self.source.stop()
 
     def drain(self) -> int:
         """Deliver every change made so far; the number of records delivered."""
