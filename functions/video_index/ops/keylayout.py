@@ -102,8 +102,6 @@ def accepted(
     """(which rows of ``matrix`` fit ``template``'s layout and rules — None: all —, their
     fields), or None when none does."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     u = np.uint64
     count = matrix.shape[0]
@@ -121,9 +119,7 @@ def accepted(
     clock_word |= u(0x3030)
     millis_word = (load(matrix, at + 16, "<u4").astype(np.uint64) & u(0xFFFFFF)) << u(40)
     millis_word |= u(0x3030303030)
-    ok &= all_digits(date_word) & all_digits(clock_word) & all_digits(millis_word)
-    century, year, month, day = pairs(date_word)
-    year += century * 100
+    ok &= all_digits(clock_word) & all_digits(millis_word)
     _, hour, minute, second = pairs(clock_word)
     millis = swar(millis_word)
     # The folders YYYY/MM/DD/HH: the start's digits.
@@ -131,9 +127,11 @@ def accepted(
     ok &= load(matrix, folders, "<u4") == load(matrix, at, "<u4")
     for folder, digits in ((5, 4), (8, 6), (11, 9)):
         ok &= load(matrix, folders + folder, "<u2") == load(matrix, at + digits, "<u2")
-    ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
-    month = np.clip(month, 1, 12, out=month)  # a bad month is already rejected
-    ok &= day <= days_in_month(year, month)
+    # The date and the device: checked once per run of rows sharing them.
+    heads, spread = _runs(matrix, template, date_word)
+    day_ms, head_ok, codes, dictionary, valid = _per_run(matrix, template, heads, devices)
+    ok &= spread(head_ok)
+    codes = spread(codes)
     ok &= (hour <= 23) & (minute <= 59) & (second <= 59)
     # The duration: digits, no leading zero, in range for the kind.
     low, high = template.duration
@@ -153,25 +151,9 @@ def accepted(
             keep = u(((1 << 64) - 1) << (8 * (first - word_at)) & ((1 << 64) - 1))
             word = (word & keep) | (u(ZEROS) & ~keep)
         ok &= lower_or_digit(word)
-    # The device: checked once per distinct device of the block.
-    d0, d1 = template.device
-    names = pa.Array.from_buffers(
-        pa.binary(d1 - d0), count, [None, pa.py_buffer(np.ascontiguousarray(matrix[:, d0:d1]))]
-    )
-    encoded = pc.dictionary_encode(names)
-    dictionary = encoded.dictionary.to_pylist()
-    valid = np.array([valid_device(name, devices) for name in dictionary], bool)
-    codes = encoded.indices.to_numpy()
-    ok &= valid[codes]
     if not ok.any():
         return None
-    start_ms = (
-        days_from_civil(year, month, day) * DAY_MS
-        + hour * HOUR_MS
-        + minute * 60_000
-        + second * 1000
-        + millis
-    )
+    start_ms = spread(day_ms) + hour * HOUR_MS + minute * 60_000 + second * 1000 + millis
     hashes = xxh64_rows(matrix, template.size)
     names_text = [name.decode("ascii") if valid[i] else "" for i, name in enumerate(dictionary)]
     if ok.all():
@@ -187,6 +169,60 @@ def accepted(
         duration[ok],
         hashes[ok],
     )
+
+
+def _runs(matrix: Any, template: Template, date_word: Any) -> tuple[Any, Any]:
+    """(the first row of each run of rows with the same start date and device bytes, a
+    function spreading one value per run to its rows). Keys listed in key order (as S3
+    Inventory and LIST give them) come in long runs; when runs are short the rows are
+    their own heads (no spreading)."""
+    import numpy as np
+
+    count = matrix.shape[0]
+    change = np.empty(count, bool)
+    change[0] = True
+    np.not_equal(date_word[1:], date_word[:-1], out=change[1:])
+    d0, d1 = template.device
+    for word_at in [*range(d0, d1 - 8, 8), max(d1 - 8, 0)]:
+        word = load(matrix, word_at, "<u8")
+        change[1:] |= word[1:] != word[:-1]
+    heads = np.flatnonzero(change)
+    if len(heads) * 2 > count:
+        return np.arange(count), lambda values: values
+    run = np.cumsum(change) - 1
+    return heads, lambda values: values[run]
+
+
+def _per_run(
+    matrix: Any, template: Template, heads: Any, devices: dict[bytes, bool]
+) -> tuple[Any, Any, Any, list[bytes], Any]:
+    """(UTC midnight of the start date in ms, date and device valid, device code, the
+    devices' names, which name is valid) of the rows ``heads``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    date_word = load(matrix, template.start, "<u8")[heads]
+    ok = all_digits(date_word)
+    century, year, month, day = pairs(date_word)
+    year += century * 100
+    ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
+    month = np.clip(month, 1, 12, out=month)  # a bad month is already rejected
+    ok &= day <= days_in_month(year, month)
+    day_ms = days_from_civil(year, month, day) * DAY_MS
+    # The device: checked once per distinct device.
+    d0, d1 = template.device
+    names = pa.Array.from_buffers(
+        pa.binary(d1 - d0),
+        len(heads),
+        [None, pa.py_buffer(np.ascontiguousarray(matrix[heads, d0:d1]))],
+    )
+    encoded = pc.dictionary_encode(names)
+    dictionary = encoded.dictionary.to_pylist()
+    valid = np.array([valid_device(name, devices) for name in dictionary], bool)
+    codes = encoded.indices.to_numpy()
+    ok &= valid[codes]
+    return day_ms, ok, codes, dictionary, valid
 
 
 def valid_device(name: bytes, devices: dict[bytes, bool]) -> bool:
