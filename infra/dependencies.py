@@ -186,7 +186,7 @@ NUMPY: Final = Package(
     native=True,
     why=(
         "the column-wise key parsing and XXH64 key hashes of the inventory pass "
-        "(ops/keyparse.py, core/keyhash.py)"
+        "(ops/keyparse.py, ops/keylayout.py, ops/keywords.py, core/keyhash.py)"
     ),
     prune=(
         "numpy/*/tests",

@@ -147,17 +147,23 @@ def fingerprint_keys(
     # few grouped rows: grouping on strings costs more than the rest of the batch.
     device_index = parsed.device_index
     code = ((device_index * 4 + parsed.kind) << 32) + (days + _DAY_BIAS)
+    sums = {
+        "n": np.ones(len(code), np.int64),
+        "b": sizes.take(pa.array(parsed.accepted)).to_numpy(zero_copy_only=False),
+        "d": duration,
+        "c": in_day.astype(np.int64),
+        "h": parsed.hash,
+    }
     carry_rows = np.flatnonzero(carried)
-    zeros = np.zeros(len(carry_rows), np.int64)
+    carry = {name: np.zeros(len(carry_rows), values.dtype) for name, values in sums.items()}
+    carry["c"] = carried[carry_rows].astype(np.int64)
+    carry_code = code[carry_rows] + 1
+    code, sums = _summed_runs(code, sums)
     grouped = (
         pa.table(
             {
-                "code": pa.array(np.concatenate([code, code[carry_rows] + 1])),
-                "n": pa.array(np.concatenate([np.ones(len(code), np.int64), zeros])),
-                "b": pa.concat_arrays([sizes.take(pa.array(parsed.accepted)), pa.array(zeros)]),
-                "d": pa.array(np.concatenate([duration, zeros])),
-                "c": pa.array(np.concatenate([in_day, carried[carry_rows]]).astype(np.int64)),
-                "h": pa.array(np.concatenate([parsed.hash, zeros.astype(np.uint64)])),
+                "code": pa.array(np.concatenate([code, carry_code])),
+                **{name: pa.array(np.concatenate([sums[name], carry[name]])) for name in SUMS},
             }
         )
         .group_by("code", use_threads=False)
@@ -189,6 +195,24 @@ def _as_array(values: Any) -> Any:
     if isinstance(values, pa.Array):
         return values
     return pa.array(values)
+
+
+def _summed_runs(code: Any, sums: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Rows of equal ``code`` next to each other summed into one (keys come in key
+    order, so a partition's keys are mostly one run): what is left to group is a few
+    rows per partition. Rows come back as they are when runs are short."""
+    import numpy as np
+
+    if len(code) < 2:
+        return code, sums
+    change = np.empty(len(code), bool)
+    change[0] = True
+    np.not_equal(code[1:], code[:-1], out=change[1:])
+    heads = np.flatnonzero(change)
+    if len(heads) * 2 > len(code):
+        return code, sums
+    with np.errstate(over="ignore"):
+        return code[heads], {name: np.add.reduceat(v, heads) for name, v in sums.items()}
 
 
 def _boundaries(first: Any, end: Any) -> Any:
