@@ -33,13 +33,13 @@ from video_index.core.layout import (
 from video_index.core.projection import contribution
 from video_index.core.ranges import clip_to_hours, flatten, merge_ranges
 from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
-from video_index.ops.fingerprints import Partition
+from video_index.ops.fingerprints import FIGURES, Partition
 
 logger = Logger(child=True)
 
 FIX_ATTEMPTS: Final = 8
 #: A bucket's figures (its other attributes belong to the consumer).
-FIGURES: Final = frozenset(f"{f}{q}" for f in "nbdc" for q in range(4)) | {"h"}
+_FIGURES: Final = frozenset(FIGURES) | {"h"}
 
 #: bucket sort key -> (figure deltas, coverage to set or None)
 Fixes = dict[str, tuple[dict[str, int], list[int] | None]]
@@ -119,7 +119,7 @@ class Mender:
         fixes: Fixes = {}
         for sk in set(seen) | set(expected) | set(pieces):
             held = seen.get(sk, {})
-            figures = {n: int(v) for n, v in held.items() if n in FIGURES}
+            figures = {n: int(v) for n, v in held.items() if n in _FIGURES}
             want = expected.get(sk, {})
             delta = {
                 name: diff
