@@ -38,11 +38,13 @@ from bench.capacity import CapacityMeter, Totals, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
 from tests.support import events as ev
 from tests.support.api_world import ApiWorld, make_world
-from tests.support.reference_projection import project
+from tests.support.read_model_view import stored
+from tests.support.reference_projection import project, with_aggregates
 from tests.support.tables import without_stream
 from video_index.annotations.layout import anchor_sk, partition
 from video_index.annotations.model import Annotation, Draft, SegmentRef, Target
 from video_index.core.keys import SegmentKey
+from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import annotations_table_definition, create_tables
 from video_index.core.timeunits import DAY_MS, iso_ms, to_epoch_ms
 
@@ -119,25 +121,7 @@ def day_of_segments(count: int) -> list[SegmentKey]:
 def load_segments(client: Any, s3: Any, table: str, segments: list[SegmentKey]) -> None:
     """The read model of ``segments`` written directly; their objects put into the bucket."""
     model = project([{"Key": s.key, "Size": 2_500_000, "ETag": '"e"'} for s in segments])
-    items: list[dict[str, Any]] = [{"pk": "g1#devices", "sk": DEVICE}]
-    for seg in model.segments.values():
-        items.append(
-            {
-                "pk": f"g1#seg#{seg.device}#{seg.kind}",
-                "sk": seg.filename,
-                "present": True,
-                "size": seg.size,
-                "etag": seg.etag,
-                "seq": "0" * 32,
-                "ver": 1,
-                "start": seg.start,
-                "end": seg.end,
-                "id": seg.id,
-                "observed": False,
-            }
-        )
-    for (device, kind, hour), figures in model.buckets.items():
-        items.append({"pk": f"g1#bkt#{device}", "sk": f"{kind}#{hour}", **figures})
+    items = stored(with_aggregates(model, DEFAULT_GAP_TOLERANCE_MS))
     for first in range(0, len(items), 25):
         requests = [
             {"PutRequest": {"Item": {k: _serialize(v) for k, v in item.items()}}}

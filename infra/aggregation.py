@@ -39,8 +39,9 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.limits import DLQ_RETENTION_DAYS
 from infra.python_function import python_function
-from infra.settings import DLQ_RETENTION_DAYS, StackSettings
+from infra.settings import StackSettings
 from video_index.core.contract import (
     AGGREGATE_HANDLER,
     AGGREGATE_SERVICE_NAME,

@@ -24,6 +24,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.limits import API_AUTH_JWT
 from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
 from infra.python_function import (
     PythonFunction,
@@ -31,7 +32,7 @@ from infra.python_function import (
     python_function,
     segment_read_statements,
 )
-from infra.settings import API_AUTH_JWT, StackSettings
+from infra.settings import StackSettings
 from video_index.core.contract import (
     API_HANDLER,
     API_SERVICE_NAME,

@@ -8,7 +8,8 @@ from aws_cdk import Duration
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.settings import DLQ_RETENTION_DAYS, StackSettings
+from infra.limits import DLQ_RETENTION_DAYS
+from infra.settings import StackSettings
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 
+from infra.limits import DLQ_RETENTION_DAYS, VISIBILITY_TIMEOUT_FACTOR
 from infra.monitoring import AlarmTopic
-from infra.settings import (
-    DLQ_RETENTION_DAYS,
-    VISIBILITY_TIMEOUT_FACTOR,
-    SettingsError,
-    StackSettings,
-)
+from infra.settings import SettingsError, StackSettings
 from infra.storage import SegmentStorage
 from tests.infra.template import Synth, as_list
 from video_index.core.contract import INVENTORY_PREFIX

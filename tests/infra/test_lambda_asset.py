@@ -25,7 +25,8 @@ from infra.dependencies import (
     NOT_PACKAGED,
     POWERTOOLS_LAYERS,
 )
-from infra.settings import POWERTOOLS_LAYER_NAME, StackSettings
+from infra.limits import POWERTOOLS_LAYER_NAME
+from infra.settings import StackSettings
 from tests.infra.template import Synth
 from tests.support.lambda_env import LambdaEnvironment, folder_bytes
 
