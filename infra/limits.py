@@ -13,6 +13,7 @@ from typing import Final
 from aws_cdk import aws_logs as logs
 
 import video_index.core.queue_settings as queue
+import video_index.core.service_limits as payload
 
 #: SQS keeps a message at most 14 days. The DLQ uses the maximum so a parked event can be
 #: inspected and redriven long after the failure.
@@ -23,6 +24,10 @@ VISIBILITY_TIMEOUT_FACTOR: Final = queue.VISIBILITY_TIMEOUT_FACTOR
 #: API Gateway HTTP APIs end an integration after at most 30 s, so a longer Lambda timeout
 #: would only burn compute for a client that already got a 503.
 API_INTEGRATION_TIMEOUT_SECONDS: Final = 30
+#: A synchronous Lambda response (every API answer) is at most 6 MB; a Step Functions state
+#: payload at most 256 KiB (docs/api.md "Limits", docs/operations.md).
+LAMBDA_RESPONSE_BYTES: Final = payload.LAMBDA_RESPONSE_BYTES
+STATE_PAYLOAD_BYTES: Final = payload.STATE_PAYLOAD_BYTES
 #: "Short-lived" presigned URLs (docs/api.md): at most one hour.
 MAX_PRESIGN_SECONDS: Final = 3600
 #: The freshness merge lists one S3 prefix per hour of the window; a day bounds that cost.

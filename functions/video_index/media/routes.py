@@ -21,7 +21,12 @@ from video_index.core.errors import BadInput
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
 from video_index.core.timeunits import iso_ms
-from video_index.media.exports import EXPORT_ID_PATTERN, ExportJob, ExportState
+from video_index.media.exports import (
+    EXPORT_ID_PATTERN,
+    MAX_EXPORT_WINDOW_MS,
+    ExportJob,
+    ExportState,
+)
 from video_index.query import params
 from video_index.query.context import responses, services
 
@@ -117,7 +122,8 @@ def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
     device = params.device(device)
-    start_ms, end_ms = params.window(request.from_, request.to, params.MAX_WINDOW_MS)
+    # The 6-hour bound first: a longer window is refused before anything is read.
+    start_ms, end_ms = params.window(request.from_, request.to, MAX_EXPORT_WINDOW_MS)
     svc = services()
     entries = list(svc.queries.window_entries(device, "video", start_ms, end_ms))
     job = svc.exports.create(device, start_ms, end_ms, entries)

@@ -30,6 +30,7 @@ from typing import Final
 
 __all__ = [
     "CONTENT_TYPE",
+    "MAX_PLAYLIST_FILES",
     "MAX_WINDOW_MS",
     "PlaylistSegment",
     "build_playlist",
@@ -37,6 +38,12 @@ __all__ = [
 
 #: Longest ``to - from`` window the playlist route serves (docs/api.md).
 MAX_WINDOW_MS: Final = 24 * 3600 * 1000
+#: The most files one playlist lists (docs/api.md, "Limits"): the answer is one synchronous
+#: Lambda response, at most 6 MB. A file takes at most ~400 bytes of it (its longest key
+#: file name twice, 13-digit byte ranges, six line breaks and four quotes escaped in the
+#: JSON), so 14,400 files (4 hours of 1 s segments, 8 of 2 s) stay under 5.8 MB even then;
+#: a day of 1 s segments (86,400 files, ~21 MB) could never be one answer.
+MAX_PLAYLIST_FILES: Final = 14_400
 
 CONTENT_TYPE: Final = "application/vnd.apple.mpegurl"
 

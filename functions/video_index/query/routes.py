@@ -6,6 +6,7 @@ errors are mapped once in :mod:`video_index.query.app`.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Annotated, Final
 
 from aws_lambda_powertools.event_handler import Response
@@ -33,7 +34,12 @@ from video_index.query.models import (
     SegmentOut,
     SegmentPage,
 )
-from video_index.query.playlist import CONTENT_TYPE, MAX_WINDOW_MS, build_playlist
+from video_index.query.playlist import (
+    CONTENT_TYPE,
+    MAX_PLAYLIST_FILES,
+    MAX_WINDOW_MS,
+    build_playlist,
+)
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
 #: The single-segment route's path parameters, bounded in the document; their rules
@@ -200,8 +206,22 @@ def get_playlist(
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
     entries = services().queries.window_entries(device, "video", start_ms, end_ms)
-    body = build_playlist(playlist_segments(entries))
+    # One file past the limit is enough to refuse: a long window is never read whole.
+    listed = list(islice(entries, MAX_PLAYLIST_FILES + 1))
+    if len(listed) > MAX_PLAYLIST_FILES:
+        raise BadInput("to", _too_many_files(start_ms, listed[-1].start_ms))
+    body = build_playlist(playlist_segments(listed))
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
+
+
+def _too_many_files(start_ms: int, first_over_ms: int) -> str:
+    """The refusal of a window holding more files than a playlist lists, with the ``to`` that
+    would fit (the start of the first file past the limit), when there is one."""
+    message = (
+        f"the window holds more than {MAX_PLAYLIST_FILES} video files, the most one playlist "
+        "lists (an answer is at most 6 MB): ask for a shorter window"
+    )
+    return message + (f", e.g. to={iso_ms(first_over_ms)}" if first_over_ms > start_ms else "")
 
 
 @router.get("/devices/<device>/overlays", responses=responses())

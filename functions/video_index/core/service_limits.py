@@ -1,0 +1,18 @@
+"""Payload limits of the AWS services the functions answer through, in one place.
+
+The routes size their largest answers against these (docs/api.md, "Limits"); the
+ops state machines size their plans against the state payload; ``infra.limits``
+re-exports them next to the other service limits, so the stack and the functions
+cannot disagree. The tests measure the largest answers against the same figures.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: A synchronous Lambda invocation's response payload (the serialized JSON the function
+#: returns, headers and escaping included) is at most 6 MB. An HTTP API's Lambda proxy
+#: answer must fit it too; a base64 (binary) body grows by 4/3 inside it.
+LAMBDA_RESPONSE_BYTES: Final = 6 * 1024 * 1024
+#: Step Functions: a state's input or output (and an execution's input) at most 256 KiB.
+STATE_PAYLOAD_BYTES: Final = 256 * 1024

@@ -1,0 +1,171 @@
+"""The largest answers fit AWS's limits (docs/api.md, "Limits").
+
+A synchronous Lambda response is at most 6 MB (:data:`LAMBDA_RESPONSE_BYTES`): its size
+is measured here as the serialized proxy answer the function hands back, headers and
+JSON escaping included, never as the body alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.support import events as ev
+from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
+from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
+from video_index.query import app as api
+from video_index.query.playlist import MAX_PLAYLIST_FILES, PlaylistSegment, build_playlist
+from video_index.query.service import ApiServices
+
+DEVICE = "cam-001"
+NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+DAY = datetime(2026, 11, 28, tzinfo=UTC)  # long before the fresh window: read model only
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
+    """The API's answer to ``GET path?query`` and its size as a Lambda response."""
+    raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
+    answer = api.app.resolve(ev.http_request(path, raw), None)
+    return answer, len(json.dumps(answer).encode())
+
+
+@pytest.fixture(scope="module")
+def day_of_1s_segments() -> MemoryReadModel:
+    """24 hours of 1 s fragmented-MP4 segments of one device: 86,400 files."""
+    store = MemoryReadModel()
+    store.load(fmp4_items(DEVICE, DAY, 86_400, 1_000))
+    return store
+
+
+@pytest.fixture
+def store(day_of_1s_segments: MemoryReadModel) -> Iterator[MemoryReadModel]:
+    services = ApiServices(
+        queries=memory_queries(day_of_1s_segments, NOW),
+        presign=lambda key: f"https://example.invalid/{key}",
+        renditions=None,  # type: ignore[arg-type]
+        exports=None,  # type: ignore[arg-type]
+    )
+    api.configure(lambda: services)
+    day_of_1s_segments.items_read = 0
+    yield day_of_1s_segments
+
+
+def playlist(start: datetime, end: datetime) -> tuple[dict[str, Any], int]:
+    return call(f"/devices/{DEVICE}/playlist.m3u8", **{"from": iso(start), "to": iso(end)})
+
+
+def test_a_day_of_1s_segments_is_refused_naming_the_window_and_the_limit(
+    store: MemoryReadModel,
+) -> None:
+    # Given a day of 1 s segments (86,400 files, ~21 MB as one playlist)
+    # When its whole day is asked for
+    answer, _ = playlist(DAY, DAY + timedelta(days=1))
+    # Then it is a 400 naming the window's end, the limit, and the `to` that would fit
+    assert answer["statusCode"] == 400
+    error = json.loads(answer["body"])["error"]
+    assert error["parameter"] == "to"
+    assert f"more than {MAX_PLAYLIST_FILES} video files" in error["message"]
+    assert "to=2026-11-28T04:00:00.000Z" in error["message"]  # 14,400 s after midnight
+    # and the day was not read whole to find out: one file past the limit was enough
+    assert store.items_read <= MAX_PLAYLIST_FILES + 1
+
+
+def test_the_largest_playlist_of_1s_segments_fits_a_lambda_response(
+    store: MemoryReadModel,
+) -> None:
+    # Given a day of 1 s segments; When the longest window that holds the most files one
+    # playlist lists is asked for (4 hours: 14,400 files)
+    answer, size = playlist(DAY, DAY + timedelta(hours=4))
+    # Then it is the whole playlist, every file with its init and byte range
+    assert answer["statusCode"] == 200, answer["body"][:300]
+    body = answer["body"]
+    assert body.count("#EXTINF:1.000,") == MAX_PLAYLIST_FILES == 4 * 3600
+    assert body.count("#EXT-X-MAP:") == MAX_PLAYLIST_FILES
+    assert body.rstrip().endswith("#EXT-X-ENDLIST")
+    # and the Lambda response holding it is within 6 MB
+    assert size <= LAMBDA_RESPONSE_BYTES, size
+
+
+def test_one_file_more_than_the_limit_is_refused(store: MemoryReadModel) -> None:
+    answer, _ = playlist(DAY, DAY + timedelta(hours=4, seconds=1))
+    assert answer["statusCode"] == 400
+    assert json.loads(answer["body"])["error"]["parameter"] == "to"
+
+
+def test_the_most_files_at_their_longest_lines_fit_a_lambda_response() -> None:
+    # Given the most files a playlist lists, each at the longest lines the grammar allows:
+    # a 99-character key file name (9-digit duration, 64-character id), 13-digit byte
+    # ranges (a 5 TB object), the longest EXTINF
+    name = "20261128T000000.000Z_999999999_" + "a" * 64 + ".mp4"
+    assert len(name) == 99
+    big = 5 * 2**40 - 1
+    uri = f"media/{name}"
+    files = [
+        PlaylistSegment(
+            start_ms=1_795_824_000_000 + index * 1_000_000_000,
+            duration_ms=999_999_999,
+            uri=uri,
+            byte_range=(big, big),
+            map_uri=uri,
+            map_range=(big, 0),
+        )
+        for index in range(MAX_PLAYLIST_FILES)
+    ]
+    # When they are one playlist, answered as the API answers it
+    body = build_playlist(files)
+    response = {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/vnd.apple.mpegurl"},
+        "body": body,
+        "isBase64Encoded": False,
+    }
+    # Then the Lambda response is within 6 MB
+    size = len(json.dumps(response).encode())
+    assert size <= LAMBDA_RESPONSE_BYTES, size
+
+
+class _Untouchable:
+    """Services that fail the test on any use: a refusal must come before any read."""
+
+    def __init__(self) -> None:
+        self.used: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        self.used.append(name)
+        raise AssertionError(f"services.{name} was used")
+
+
+def export(hours: float) -> tuple[dict[str, Any], _Untouchable]:
+    services = _Untouchable()
+    api.configure(lambda: services)  # type: ignore[arg-type, return-value]
+    event = ev.http_request(f"/devices/{DEVICE}/exports", method="POST")
+    event["headers"]["content-type"] = "application/json"
+    end = DAY + timedelta(hours=hours)
+    event["body"] = json.dumps({"from": iso(DAY), "to": iso(end)})
+    return api.app.resolve(event, None), services
+
+
+def test_an_export_over_6_hours_is_refused_before_anything_is_read() -> None:
+    # Given services that fail on any use (read model, S3, queue)
+    # When a 7-hour export is asked for
+    answer, services = export(7)
+    # Then it is refused naming the window and its bound, and nothing was touched
+    assert answer["statusCode"] == 400, answer["body"]
+    error = json.loads(answer["body"])["error"]
+    assert error["parameter"] == "to" and "6 hours" in error["message"]
+    assert services.used == []
+
+
+def test_a_6_hour_export_goes_on_to_read_its_window() -> None:
+    # The double above would have caught a read: a legal window does reach the services
+    with pytest.raises(AssertionError, match=r"services\.queries was used"):
+        export(6)
