@@ -11,6 +11,7 @@ A *shard* is one reducer's share of the partitions (by a hash of the partition).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from video_index.ops.inventory import Manifest
 from video_index.ops.payloads import FingerprintUnit, InventorySlice, ScanSegment
 
 MIB: Final = 1 << 20
+#: A unit's slices as JSON, at most: a unit is one child execution's input (with
+#: ``BatchInput``), and Step Functions refuses a state payload over 256 KiB
+#: (``core.service_limits.STATE_PAYLOAD_BYTES``). Half of it leaves room for the batch
+#: input's manifest key; a report of many small data files fills units by this, not bytes.
+UNIT_PAYLOAD_BYTES: Final = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,16 +52,17 @@ class Sizing:
 
 def inventory_units(manifest: Manifest, sizing: Sizing, *, first: int = 0) -> list[FingerprintUnit]:
     """Units over the report's data files, in file order: a file larger than
-    ``unit_bytes`` becomes parts of its own units; smaller ones share units."""
+    ``unit_bytes`` becomes parts of its own units; smaller ones share units, as many as
+    fit ``unit_bytes`` of data and :data:`UNIT_PAYLOAD_BYTES` of JSON."""
     units: list[FingerprintUnit] = []
     pending: list[InventorySlice] = []
-    pending_bytes = 0
+    pending_bytes = pending_json = 0
 
     def flush() -> None:
-        nonlocal pending, pending_bytes
+        nonlocal pending, pending_bytes, pending_json
         if pending:
             units.append(FingerprintUnit(unit=first + len(units), slices=pending))
-        pending, pending_bytes = [], 0
+        pending, pending_bytes, pending_json = [], 0, 0
 
     for data_file in manifest.files:
         size = data_file.size or 0
@@ -72,10 +79,16 @@ def inventory_units(manifest: Manifest, sizing: Sizing, *, first: int = 0) -> li
                 )
                 units.append(FingerprintUnit(unit=first + len(units), slices=[piece]))
             continue
-        if pending and pending_bytes + size > sizing.unit_bytes:
+        piece = InventorySlice(key=data_file.key, size=data_file.size, md5=data_file.md5)
+        piece_json = len(json.dumps(piece.dump()).encode()) + 1  # and its comma
+        if pending and (
+            pending_bytes + size > sizing.unit_bytes
+            or pending_json + piece_json > UNIT_PAYLOAD_BYTES
+        ):
             flush()
-        pending.append(InventorySlice(key=data_file.key, size=data_file.size, md5=data_file.md5))
+        pending.append(piece)
         pending_bytes += size
+        pending_json += piece_json
     flush()
     return units
 
