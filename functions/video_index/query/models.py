@@ -93,3 +93,19 @@ class ErrorBody(BaseModel):
     """Every 4xx/5xx answer of the API: ``{"error": {"parameter", "message"}}``."""
 
     error: ErrorOut
+
+
+class ActivityStepOut(BaseModel):
+    start: str
+    end: str
+    #: Files of the kind whose start lies in the step, and their bytes.
+    count: int
+    bytes: int
+
+
+class ActivityOut(BaseModel):
+    device: str
+    kind: str
+    step: str
+    tz: str
+    items: list[ActivityStepOut]

@@ -49,6 +49,7 @@ from video_index.core.layout import (
 from video_index.core.ranges import unflatten
 from video_index.core.timeunits import HOUR_MS, QUARTERS, from_epoch_ms
 from video_index.ingest.ingestor import Ingestor
+from video_index.query.activity import HourCounts
 from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
 from video_index.query.entries import Entry, KindTotals, Page, decode_cursor, encode_cursor
 from video_index.query.ranges import CoverageSources, hour_floor, whole_ranges
@@ -153,6 +154,18 @@ class Queries:
             bucket_sk("video", last),
         )
         return month_calendar(year, month, tz, (_hour_figures(item) for item in items))
+
+    def activity_hours(
+        self, device: str, kind: str, first_ms: int, last_ms: int
+    ) -> list[HourCounts]:
+        """One Query: the bucket items of one kind for the UTC hours ``[first, last]``
+        (≤ 745 small items for 31 days: one page)."""
+        items = self._store.query_range(
+            bucket_pk(self.generation(), device),
+            bucket_sk(kind, first_ms),
+            bucket_sk(kind, last_ms),
+        )
+        return [_hour_counts(item) for item in items]
 
     # -- segments and ranges -------------------------------------------------------------
 
@@ -332,6 +345,11 @@ def _hour_figures(item: dict[str, Any]) -> HourFigures:
         return a, b, c, d
 
     return HourFigures(hour_ms, four("n"), four("b"), four("d"), four("c"))
+
+
+def _hour_counts(item: dict[str, Any]) -> HourCounts:
+    figures = _hour_figures(item)
+    return HourCounts(figures.hour_start_ms, figures.n, figures.b)
 
 
 def _check_device(device: str, parameter: str) -> str:

@@ -19,10 +19,13 @@ from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.timeunits import iso_ms
 from video_index.media.playback import playlist_segments
 from video_index.query import params
+from video_index.query.activity import activity, hours_to_read, parse_step, step_bounds
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
 from video_index.query.context import responses, services
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
+    ActivityOut,
+    ActivityStepOut,
     CalendarDayOut,
     CalendarOut,
     DeviceOut,
@@ -130,6 +133,39 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
                 video_ms=day.video_ms,
             )
             for day in days
+        ],
+    )
+
+
+@router.get("/devices/<device>/activity", responses=responses())
+def get_activity(
+    device: str,
+    from_: params.FromTime = None,
+    to: params.Time = None,
+    kind: params.KindText = None,
+    step: params.Text = None,
+    tz: params.Text = "UTC",
+) -> ActivityOut:
+    """Files of one kind (video by default) starting in each step of ``[from, to)`` (≤ 31
+    days), zeros included, in the zone ``tz`` (docs/api.md#activity): one Query."""
+    device = params.device(device)
+    start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
+    (chosen,) = params.kinds(kind or "video", KINDS)
+    every = parse_step(step)
+    zone = parse_zone(tz or "")
+    bounds = step_bounds(start_ms, end_ms, every, zone)
+    hours = services().queries.activity_hours(device, chosen, *hours_to_read(bounds))
+    steps = activity(start_ms, end_ms, every, zone, hours)
+    return ActivityOut(
+        device=device,
+        kind=chosen,
+        step=every,
+        tz=str(tz),
+        items=[
+            ActivityStepOut(
+                start=iso_ms(s.start_ms), end=iso_ms(s.end_ms), count=s.count, bytes=s.bytes
+            )
+            for s in steps
         ],
     )
 
