@@ -77,7 +77,13 @@ def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | 
     return annotations.for_entries(device, entries) if annotations is not None else None
 
 
-def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
+def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> DeviceOut:
+    queries = services().queries
+
+    def since(chosen: dict[str, KindTotals]) -> str | None:
+        moment = queries.silent_since(chosen, retired)
+        return iso_ms(moment) if moment is not None else None
+
     return DeviceOut(
         device=device,
         kinds={
@@ -87,9 +93,13 @@ def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
                 duration_ms=t.duration_ms,
                 first_start=iso_ms(t.first_start_ms) if t.first_start_ms is not None else None,
                 last_start=iso_ms(t.last_start_ms) if t.last_start_ms is not None else None,
+                retention_days=queries.retention_days.get(kind),
+                silent_since=since({kind: t}),
             )
             for kind, t in sorted(totals.items())
         },
+        silent_since=since(totals),
+        retired=retired,
     )
 
 
@@ -99,8 +109,11 @@ def list_devices(
 ) -> DevicePage:
     queries = services().queries
     names, next_cursor = queries.devices(limit, cursor)
+    retired = queries.retired()
     return DevicePage(
-        items=[_totals_out(name, queries.device_totals(name)) for name in names],
+        items=[
+            _totals_out(name, queries.device_totals(name), name in retired) for name in names
+        ],
         next_cursor=next_cursor,
     )
 
@@ -108,7 +121,7 @@ def list_devices(
 @router.get("/devices/<device>", responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
-    return _totals_out(device, services().queries.device_totals(device))
+    return _totals_out(device, *services().queries.device(device))
 
 
 @router.get("/devices/<device>/calendar", responses=responses())
