@@ -30,6 +30,7 @@ from video_index.core.layout import (
     DEFAULT_GENERATION,
     GENERATION_SK,
     MARK,
+    RETIRED_SK,
     RUNS,
     VERSION,
     bucket_pk,
@@ -310,6 +311,17 @@ class ReadModelStore(DynamoTable):
         page = self.call("query", **request)
         last = page.get("LastEvaluatedKey")
         return [plain(i) for i in page.get("Items", [])], plain(last)["sk"] if last else None
+
+    def set_retired(self, device: str, retired: bool) -> None:
+        """Add a device to the retired set (never silent) or take it out: one UpdateItem
+        of the control item ``control``/``retired`` (docs/operations.md#silent-cameras)."""
+        self.call(
+            "update_item",
+            TableName=self.table,
+            Key=wire({"pk": CONTROL_PK, "sk": RETIRED_SK}),
+            UpdateExpression=f"{'ADD' if retired else 'DELETE'} devices :d",
+            ExpressionAttributeValues={":d": {"SS": [device]}},
+        )
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return self.get_item({"pk": pk, "sk": sk})

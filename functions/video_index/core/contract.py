@@ -29,6 +29,9 @@ RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
 DELETION_SERVICE_NAME: Final = "video-index-deletion"
 AGGREGATE_SERVICE_NAME: Final = "video-index-aggregate"
+SILENCE_SERVICE_NAME: Final = "video-index-silence"
+#: Cameras that uploaded nothing for longer than their kind's ``silent_after`` (an alarm).
+SILENT_DEVICES_METRIC: Final = "SilentDevices"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.

@@ -111,9 +111,7 @@ def list_devices(
     names, next_cursor = queries.devices(limit, cursor)
     retired = queries.retired()
     return DevicePage(
-        items=[
-            _totals_out(name, queries.device_totals(name), name in retired) for name in names
-        ],
+        items=[_totals_out(name, queries.device_totals(name), name in retired) for name in names],
         next_cursor=next_cursor,
     )
 
