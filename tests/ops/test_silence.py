@@ -111,3 +111,23 @@ def test_the_check_over_the_read_model_follows_uploads_and_retirement(world: Api
     # And once cam-c is active again, it is silent too
     store.set_retired("cam-c", False)
     assert [d for d, _ in check(store, clock, THRESHOLDS).silent] == ["cam-a", "cam-c"]
+
+
+def test_the_cli_retires_and_unretires_a_camera(aws: None) -> None:
+    # Given a read model on moto
+    import boto3
+
+    from video_index.cli.main import main
+    from video_index.core.table_schema import create_tables
+
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    create_tables(client, "cli-read-model")
+    store = ReadModelStore(client, "cli-read-model", tombstone_days=35)
+    # When a camera is retired, another retired then made active again
+    assert main(["device", "retire", "cam-gone", "--table", "cli-read-model"]) == 0
+    assert main(["device", "retire", "cam-back", "--table", "cli-read-model"]) == 0
+    assert main(["device", "unretire", "cam-back", "--table", "cli-read-model"]) == 0
+    # Then only the first is in the retired set, and a bad name is refused as usage
+    item = store.get("control", "retired") or {}
+    assert set(item["devices"]) == {"cam-gone"}
+    assert main(["device", "retire", "Bad Name!", "--table", "cli-read-model"]) == 2

@@ -21,6 +21,7 @@ RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
+SILENCE_HANDLER: Final = "video_index.handlers.silence.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
