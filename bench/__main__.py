@@ -28,6 +28,7 @@ from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
 from bench.queries import queries_benchmark  # noqa: E402
 from bench.reconcile import reconcile_benchmark  # noqa: E402
+from bench.silence import silence_benchmark  # noqa: E402
 
 Benchmark = Callable[[BenchContext], None]
 
@@ -43,6 +44,7 @@ BENCHMARKS: list[Benchmark] = [
     assets_benchmark,
     annotations_benchmark,
     deletion_benchmark,
+    silence_benchmark,
 ]
 
 

@@ -89,6 +89,12 @@ class StackSettings:
     retention_days_video: int = 30
     retention_days_sensor: int = 90
     retention_days_analysis: int = 90
+    #: Seconds without a new file after which a camera's kind is silent (0: never), and
+    #: how often the check runs (docs/operations.md#silent-cameras).
+    silent_after_seconds_video: int = 300
+    silent_after_seconds_sensor: int = 900
+    silent_after_seconds_analysis: int = 900
+    silent_check_minutes: int = 5
     #: The undelete window: days a deleted or overwritten version stays recoverable.
     noncurrent_version_expiry_days: int = 7
     #: Days after which an unfinished multipart upload is aborted (its parts cost money).
@@ -228,6 +234,10 @@ class StackSettings:
     def retention_days(self) -> Mapping[str, int]:
         """Lifecycle retention in days per key kind (``video``, ``sensor``, ``analysis``)."""
         return {kind: getattr(self, f"retention_days_{kind}") for kind in KINDS}
+
+    @property
+    def silent_after_seconds(self) -> Mapping[str, int]:
+        return {kind: getattr(self, f"silent_after_seconds_{kind}") for kind in KINDS}
 
     @property
     def queue_visibility_timeout_seconds(self) -> int:

@@ -23,6 +23,7 @@ from infra.outputs import aggregation_outputs, ops_outputs
 from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
+from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
     OUTPUT_ANNOTATIONS_TABLE,
@@ -123,6 +124,14 @@ class VideoIndexStack(Stack):
             aggregation=self.aggregation,
             reconcile_state_machine=self.reconcile.reconcile_state_machine,
             rebuild_state_machine=self.reconcile.rebuild_state_machine,
+        )
+        self.silent_cameras = SilentCameras(
+            self,
+            "SilentCameras",
+            settings=settings,
+            table=self.read_model.table,
+            bucket_name=self.storage.bucket.bucket_name,
+            topic=self.monitoring.topic,
         )
         self.api_url_output = CfnOutput(
             self,

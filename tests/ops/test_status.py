@@ -71,3 +71,24 @@ def test_the_last_batch_shows_when_it_was_applied_and_its_lag(dynamodb: Any) -> 
         "lag_seconds": 2.5,
     }
     assert status["errors"] == []
+
+
+def test_silent_cameras_are_listed_but_are_no_problem_of_ingest(dynamodb: Any) -> None:
+    # Given two cameras: video last started an hour before NOW, and a minute before NOW
+    for device, ago_ms in (("cam-quiet", 3_600_000), ("cam-busy", 60_000)):
+        dynamodb.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": "g1#devices"},
+                "sk": {"S": device},
+                "n:video": {"N": "5"},
+                "l:video": {"N": str(NOW_MS - ago_ms)},
+            },
+        )
+    # When the status is collected
+    status = _status(dynamodb)
+    # Then the quiet one is listed, silent since its last start + 300 s; ingest is healthy
+    assert status["silent"] == [
+        {"device": "cam-quiet", "silent_since": "2026-03-01T11:05:00.000+00:00"}
+    ]
+    assert status["healthy"] is True

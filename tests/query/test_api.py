@@ -35,7 +35,8 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
     world.put("video", "cam-002", at(28, 8), 5_000, size=50)
     # When the device and the list are asked for
     status, body, _ = world.get("/devices/cam-001")
-    # Then totals per kind with first and last start
+    # Then totals per kind with first and last start, the retention of each kind, and
+    # (a day later, at NOW) silence since each kind's last start + its default threshold
     assert status == 200
     assert body == {
         "device": "cam-001",
@@ -46,6 +47,8 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
                 "duration_ms": 0,
                 "first_start": iso(at(29, 10, 5)),
                 "last_start": iso(at(29, 10, 5)),
+                "retention_days": 90,
+                "silent_since": iso(at(29, 10, 20)),  # + 900 s
             },
             "video": {
                 "segments": 2,
@@ -53,8 +56,12 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
                 "duration_ms": 20_000,
                 "first_start": iso(at(29, 10)),
                 "last_start": iso(at(29, 10, 0, 10)),
+                "retention_days": 30,
+                "silent_since": iso(at(29, 10, 5, 10)),  # + 300 s
             },
         },
+        "silent_since": iso(at(29, 10, 5, 10)),
+        "retired": False,
     }
     status, page1, _ = world.get("/devices", q(limit=1))
     assert status == 200 and [d["device"] for d in page1["items"]] == ["cam-001"]
@@ -66,7 +73,7 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
 def test_a_device_without_data_is_an_empty_answer(world: ApiWorld) -> None:
     assert world.get("/devices/cam-404") == (
         200,
-        {"device": "cam-404", "kinds": {}},
+        {"device": "cam-404", "kinds": {}, "silent_since": None, "retired": False},
         {"Content-Type": "application/json"},
     )
     status, body, _ = world.get(

@@ -259,6 +259,8 @@ def test_device_totals_of_a_camera_that_never_stops_take_one_request(
             "duration_ms": sum(s.duration_ms for s in segments),
             "first_start": iso(segments[0].start),
             "last_start": iso(segments[-1].start),
+            "retention_days": 30,
+            "silent_since": body["kinds"]["video"]["silent_since"],  # the clock's business
         }
     }
     assert counter.total == 1, counter.calls

@@ -30,6 +30,7 @@ from video_index.core.layout import (
     DEFAULT_GENERATION,
     GENERATION_SK,
     MARK,
+    RETIRED_SK,
     RUNS,
     VERSION,
     bucket_pk,
@@ -311,6 +312,17 @@ class ReadModelStore(DynamoTable):
         last = page.get("LastEvaluatedKey")
         return [plain(i) for i in page.get("Items", [])], plain(last)["sk"] if last else None
 
+    def set_retired(self, device: str, retired: bool) -> None:
+        """Add a device to the retired set (never silent) or take it out: one UpdateItem
+        of the control item ``control``/``retired`` (docs/operations.md#silent-cameras)."""
+        self.call(
+            "update_item",
+            TableName=self.table,
+            Key=wire({"pk": CONTROL_PK, "sk": RETIRED_SK}),
+            UpdateExpression=f"{'ADD' if retired else 'DELETE'} devices :d",
+            ExpressionAttributeValues={":d": {"SS": [device]}},
+        )
+
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return self.get_item({"pk": pk, "sk": sk})
 
@@ -325,27 +337,36 @@ class ReadModelStore(DynamoTable):
         return {key for key, k in wanted.items() if (k["pk"], k["sk"]) in present}
 
     def _present(self, keys: list[dict[str, Any]]) -> set[tuple[str, str]]:
-        found: set[tuple[str, str]] = set()
-        request = {
-            self.table: {
-                "Keys": keys,
-                "ProjectionExpression": "pk, sk, #present",
-                "ExpressionAttributeNames": {"#present": "present"},
-            }
-        }
+        items = self._batch_get(keys, ("pk", "sk", "present"))
+        return {key for key, item in items.items() if item.get("present")}
+
+    def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """Up to 100 items by (pk, sk) in one BatchGetItem (retried while unprocessed):
+        the found ones by key."""
+        return self._batch_get([wire({"pk": pk, "sk": sk}) for pk, sk in keys], ())
+
+    def _batch_get(
+        self, keys: list[dict[str, Any]], attributes: Sequence[str]
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        wanted: dict[str, Any] = {"Keys": keys}
+        if attributes:
+            names = {f"#a{i}": name for i, name in enumerate(attributes)}
+            wanted["ProjectionExpression"] = ", ".join(names)
+            wanted["ExpressionAttributeNames"] = names
+        request = {self.table: wanted}
         for attempt in range(8):
             response = self.call(
                 "batch_get_item", RequestItems=request, ReturnConsumedCapacity="TOTAL"
             )
             for item in response.get("Responses", {}).get(self.table, []):
                 values = plain(item)
-                if values.get("present"):
-                    found.add((values["pk"], values["sk"]))
+                found[(values["pk"], values["sk"])] = values
             request = response.get("UnprocessedKeys") or {}
             if not request.get(self.table, {}).get("Keys"):
                 return found
             time.sleep(min(2.0, 0.05 * 2**attempt))
-        raise TransientStoreError("segment reads left unprocessed; retry later")
+        raise TransientStoreError("reads left unprocessed by DynamoDB; retry later")
 
     def scan_prefix(
         self, prefix: str, *, segment: int = 0, segments: int = 1

@@ -32,6 +32,7 @@ from rich.text import Text
 
 from video_index.cli import annotate as annotate_cli
 from video_index.cli import deletion as deletion_cli
+from video_index.cli import device as device_cli
 from video_index.cli import export as export_cli
 from video_index.cli import local as local_cli
 from video_index.cli import ops as ops_cli
@@ -230,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         export_cli.register,
         annotate_cli.register,
         deletion_cli.register,
+        device_cli.register,
     ):
         register(commands)
     return parser

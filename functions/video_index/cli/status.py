@@ -216,6 +216,16 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
         "last reconcile",
         Text("none yet" if reconcile is None else json.dumps(reconcile, sort_keys=True)),
     )
+    silent = status.get("silent") or []
+    table.add_row(
+        "silent cameras",
+        Text(
+            ", ".join(f"{s['device']} (since {s['silent_since']})" for s in silent[:20])
+            + (f" and {len(silent) - 20} more" if len(silent) > 20 else "")
+            or "none",
+            style="yellow" if silent else "",
+        ),
+    )
     for job, executions in (status.get("executions") or {}).items():
         table.add_row(f"{job} executions", _executions_text(executions))
     for problem in status.get("problems", []):

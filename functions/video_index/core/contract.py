@@ -21,6 +21,7 @@ RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
+SILENCE_HANDLER: Final = "video_index.handlers.silence.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
@@ -29,6 +30,9 @@ RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
 DELETION_SERVICE_NAME: Final = "video-index-deletion"
 AGGREGATE_SERVICE_NAME: Final = "video-index-aggregate"
+SILENCE_SERVICE_NAME: Final = "video-index-silence"
+#: Cameras that uploaded nothing for longer than their kind's ``silent_after`` (an alarm).
+SILENT_DEVICES_METRIC: Final = "SilentDevices"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
@@ -59,6 +63,9 @@ ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
 ENV_DELETIONS_TABLE: Final = "VIDEO_INDEX_DELETIONS_TABLE"
 ENV_DELETION_QUEUE_URL: Final = "VIDEO_INDEX_DELETION_QUEUE_URL"
 ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
+#: Per-kind JSON objects: when a camera is silent, how long each kind is kept.
+ENV_SILENT_AFTER_SECONDS: Final = "VIDEO_INDEX_SILENT_AFTER_SECONDS"
+ENV_RETENTION_DAYS: Final = "VIDEO_INDEX_RETENTION_DAYS"
 #: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
 ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
 ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"

@@ -47,6 +47,9 @@ from video_index.core.timeunits import from_epoch_ms, to_epoch_ms
 
 CONTROL_PK: Final = "control"
 GENERATION_SK: Final = "generation"
+#: Control item of the devices an operator retired (never silent): string set ``devices``.
+#: Outside every generation, so a rebuild keeps it; one item holds ~10,000 names.
+RETIRED_SK: Final = "retired"
 #: Control item holding the summary of the last reconcile run.
 RECONCILE_SK: Final = "reconcile"
 DEFAULT_GENERATION: Final = 1

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from video_index.core.contract import (
@@ -22,10 +23,17 @@ from video_index.core.contract import (
     ENV_QUEUE_URL,
     ENV_REPLICA_BUCKET,
     ENV_REPORTS_BUCKET,
+    ENV_RETENTION_DAYS,
+    ENV_SILENT_AFTER_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
 )
 from video_index.core.errors import ConfigurationError
+from video_index.core.silence import (
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_SILENT_AFTER_SECONDS,
+    per_kind,
+)
 
 DEFAULT_GAP_TOLERANCE_MS: Final = 1000
 #: How long a deleted key's tombstone (its last sequencer) is kept. It must outlive
@@ -62,6 +70,12 @@ class Settings:
     deletions_table: str | None = None
     deletion_queue_url: str | None = None
     replica_bucket: str | None = None
+    #: Per kind: silence after this many seconds without a new file (0: never), and the
+    #: retention the stack's lifecycle applies (shown by ``/devices/{d}``).
+    silent_after_seconds: Mapping[str, int] = field(
+        default_factory=lambda: dict(DEFAULT_SILENT_AFTER_SECONDS)
+    )
+    retention_days: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_RETENTION_DAYS))
 
     @classmethod
     def from_env(
@@ -94,6 +108,14 @@ class Settings:
             deletions_table=env.get(ENV_DELETIONS_TABLE) or None,
             deletion_queue_url=env.get(ENV_DELETION_QUEUE_URL) or None,
             replica_bucket=env.get(ENV_REPLICA_BUCKET) or None,
+            silent_after_seconds=per_kind(
+                env.get(ENV_SILENT_AFTER_SECONDS),
+                DEFAULT_SILENT_AFTER_SECONDS,
+                ENV_SILENT_AFTER_SECONDS,
+            ),
+            retention_days=per_kind(
+                env.get(ENV_RETENTION_DAYS), DEFAULT_RETENTION_DAYS, ENV_RETENTION_DAYS
+            ),
         )
 
 

@@ -27,6 +27,8 @@ from video_index.aws.executions import StateMachineExecutions
 from video_index.aws.store import ReadModelStore
 from video_index.core.layout import AGGREGATE_SK, CONTROL_PK, GENERATION_SK, RECONCILE_SK
 from video_index.core.settings import DEFAULT_TOMBSTONE_DAYS
+from video_index.core.silence import DEFAULT_SILENT_AFTER_SECONDS
+from video_index.ops.silence import check
 
 #: Sort key of the control item where reconcile records its last result (docs/operations.md).
 #: How far back to look for the newest CloudWatch datapoint of the queue age.
@@ -65,6 +67,7 @@ def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]
         target.dynamodb, target.table, now or datetime.now(UTC), errors
     )
     status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
+    status["silent"] = _silent(target, now or datetime.now(UTC), errors)
     problems: list[str] = []
     if target.state_machines:
         status["executions"] = {
@@ -181,6 +184,18 @@ def _read_model(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any]:
         if control.get(name) is not None
     } or None
     return out
+
+
+def _silent(target: StatusTarget, now: datetime, errors: list[str]) -> list[dict[str, str]]:
+    """The silent cameras, oldest silence first, at the default thresholds (information,
+    not a problem of ingest: the SilentDevices alarm is the stack's signal)."""
+    try:
+        store = ReadModelStore(target.dynamodb, target.table, tombstone_days=DEFAULT_TOMBSTONE_DAYS)
+        report = check(store, now.timestamp, DEFAULT_SILENT_AFTER_SECONDS)
+    except Exception as exc:
+        errors.append(f"silent cameras in {target.table}: {exc}")
+        return []
+    return [{"device": d, "silent_since": _instant(since)} for d, since in report.silent]
 
 
 def _aggregation(

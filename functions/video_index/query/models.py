@@ -40,13 +40,21 @@ class KindTotalsOut(BaseModel):
     segments: int
     bytes: int
     duration_ms: int
+    #: The oldest and newest file still indexed (retention removes the oldest).
     first_start: str | None
     last_start: str | None
+    #: How long the stack keeps this kind (its lifecycle), and when this kind fell silent.
+    retention_days: int | None = None
+    silent_since: str | None = None
 
 
 class DeviceOut(BaseModel):
     device: str
     kinds: dict[str, KindTotalsOut]
+    #: When the camera stopped uploading (the earliest of its kinds' silences; None while it
+    #: uploads), and whether an operator retired it (docs/operations.md#silent-cameras).
+    silent_since: str | None = None
+    retired: bool = False
 
 
 class DevicePage(BaseModel):
@@ -93,3 +101,19 @@ class ErrorBody(BaseModel):
     """Every 4xx/5xx answer of the API: ``{"error": {"parameter", "message"}}``."""
 
     error: ErrorOut
+
+
+class ActivityStepOut(BaseModel):
+    start: str
+    end: str
+    #: Files of the kind whose start lies in the step, and their bytes.
+    count: int
+    bytes: int
+
+
+class ActivityOut(BaseModel):
+    device: str
+    kind: str
+    step: str
+    tz: str
+    items: list[ActivityStepOut]

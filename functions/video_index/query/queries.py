@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Final
@@ -37,6 +37,8 @@ from video_index.core.keys import (
     validate_device,
 )
 from video_index.core.layout import (
+    CONTROL_PK,
+    RETIRED_SK,
     RUNS,
     bucket_hour_ms,
     bucket_pk,
@@ -47,8 +49,14 @@ from video_index.core.layout import (
     segment_sk,
 )
 from video_index.core.ranges import unflatten
+from video_index.core.silence import (
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_SILENT_AFTER_SECONDS,
+    silent_since_ms,
+)
 from video_index.core.timeunits import HOUR_MS, QUARTERS, from_epoch_ms
 from video_index.ingest.ingestor import Ingestor
+from video_index.query.activity import HourCounts
 from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
 from video_index.query.entries import Entry, KindTotals, Page, decode_cursor, encode_cursor
 from video_index.query.ranges import CoverageSources, hour_floor, whole_ranges
@@ -96,6 +104,8 @@ class Queries:
         fresh_window_ms: int,
         clock: Callable[[], float] = time.time,
         generation_ttl_seconds: float = GENERATION_TTL_SECONDS,
+        silent_after: Mapping[str, int] = DEFAULT_SILENT_AFTER_SECONDS,
+        retention_days: Mapping[str, int] = DEFAULT_RETENTION_DAYS,
     ) -> None:
         self._store = store
         self._objects = objects
@@ -104,6 +114,8 @@ class Queries:
         self._fresh_window_ms = fresh_window_ms
         self._clock = clock
         self._generation = _GenerationCache(store, clock, generation_ttl_seconds)
+        self.silent_after = silent_after
+        self.retention_days = retention_days
 
     def generation(self) -> int:
         return self._generation.get()
@@ -113,24 +125,28 @@ class Queries:
     def device_totals(self, device: str) -> dict[str, KindTotals]:
         """Per kind: segments, bytes, duration, first and last start. One GetItem of
         the device item, which the stream consumer keeps (``n:/b:/d:/f:/l:<kind>``)."""
-        item = self._store.get(devices_pk(self.generation()), device) or {}
+        return _totals(self._store.get(devices_pk(self.generation()), device) or {})
 
-        def optional(name: str, kind: str) -> int | None:
-            value = item.get(device_total(name, kind))
-            return int(value) if value is not None else None
+    def retired(self) -> set[str]:
+        """The devices an operator retired (never silent): one GetItem of a control item,
+        outside every generation, so a rebuild keeps it (docs/operations.md)."""
+        return set((self._store.get(CONTROL_PK, RETIRED_SK) or {}).get("devices", ()))
 
-        totals: dict[str, KindTotals] = {}
-        for name, value in item.items():
-            figure, _, kind = name.partition(":")
-            if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
-                totals[kind] = KindTotals(
-                    int(value),
-                    optional("b", kind) or 0,
-                    optional("d", kind) or 0,
-                    optional("f", kind),
-                    optional("l", kind),
-                )
-        return totals
+    def device(self, device: str) -> tuple[dict[str, KindTotals], bool]:
+        """One device's totals and whether it is retired: one BatchGetItem of both items."""
+        item_key, retired_key = (devices_pk(self.generation()), device), (CONTROL_PK, RETIRED_SK)
+        items = self._store.get_many([item_key, retired_key])
+        retired = device in set(items.get(retired_key, {}).get("devices", ()))
+        return _totals(items.get(item_key, {})), retired
+
+    def silent_since(self, totals: dict[str, KindTotals], retired: bool) -> int | None:
+        """When the device fell silent (epoch ms), None while it uploads (or is retired)."""
+        return silent_since_ms(
+            {kind: t.last_start_ms for kind, t in totals.items()},
+            int(self._clock() * 1000),
+            self.silent_after,
+            retired=retired,
+        )
 
     def devices(self, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
         after = decode_cursor(cursor, {"after": str})["after"] if cursor else None
@@ -153,6 +169,18 @@ class Queries:
             bucket_sk("video", last),
         )
         return month_calendar(year, month, tz, (_hour_figures(item) for item in items))
+
+    def activity_hours(
+        self, device: str, kind: str, first_ms: int, last_ms: int
+    ) -> list[HourCounts]:
+        """One Query: the bucket items of one kind for the UTC hours ``[first, last]``
+        (≤ 745 small items for 31 days: one page)."""
+        items = self._store.query_range(
+            bucket_pk(self.generation(), device),
+            bucket_sk(kind, first_ms),
+            bucket_sk(kind, last_ms),
+        )
+        return [_hour_counts(item) for item in items]
 
     # -- segments and ranges -------------------------------------------------------------
 
@@ -332,6 +360,30 @@ def _hour_figures(item: dict[str, Any]) -> HourFigures:
         return a, b, c, d
 
     return HourFigures(hour_ms, four("n"), four("b"), four("d"), four("c"))
+
+
+def _totals(item: dict[str, Any]) -> dict[str, KindTotals]:
+    def optional(name: str, kind: str) -> int | None:
+        value = item.get(device_total(name, kind))
+        return int(value) if value is not None else None
+
+    totals: dict[str, KindTotals] = {}
+    for name, value in item.items():
+        figure, _, kind = name.partition(":")
+        if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
+            totals[kind] = KindTotals(
+                int(value),
+                optional("b", kind) or 0,
+                optional("d", kind) or 0,
+                optional("f", kind),
+                optional("l", kind),
+            )
+    return totals
+
+
+def _hour_counts(item: dict[str, Any]) -> HourCounts:
+    figures = _hour_figures(item)
+    return HourCounts(figures.hour_start_ms, figures.n, figures.b)
 
 
 def _check_device(device: str, parameter: str) -> str:

@@ -20,10 +20,13 @@ from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.timeunits import iso_ms
 from video_index.media.playback import playlist_segments
 from video_index.query import params
+from video_index.query.activity import activity, hours_to_read, parse_step, step_bounds
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
 from video_index.query.context import responses, services
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
+    ActivityOut,
+    ActivityStepOut,
     CalendarDayOut,
     CalendarOut,
     DeviceOut,
@@ -80,7 +83,13 @@ def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | 
     return annotations.for_entries(device, entries) if annotations is not None else None
 
 
-def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
+def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> DeviceOut:
+    queries = services().queries
+
+    def since(chosen: dict[str, KindTotals]) -> str | None:
+        moment = queries.silent_since(chosen, retired)
+        return iso_ms(moment) if moment is not None else None
+
     return DeviceOut(
         device=device,
         kinds={
@@ -90,9 +99,13 @@ def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
                 duration_ms=t.duration_ms,
                 first_start=iso_ms(t.first_start_ms) if t.first_start_ms is not None else None,
                 last_start=iso_ms(t.last_start_ms) if t.last_start_ms is not None else None,
+                retention_days=queries.retention_days.get(kind),
+                silent_since=since({kind: t}),
             )
             for kind, t in sorted(totals.items())
         },
+        silent_since=since(totals),
+        retired=retired,
     )
 
 
@@ -102,8 +115,9 @@ def list_devices(
 ) -> DevicePage:
     queries = services().queries
     names, next_cursor = queries.devices(limit, cursor)
+    retired = queries.retired()
     return DevicePage(
-        items=[_totals_out(name, queries.device_totals(name)) for name in names],
+        items=[_totals_out(name, queries.device_totals(name), name in retired) for name in names],
         next_cursor=next_cursor,
     )
 
@@ -111,7 +125,7 @@ def list_devices(
 @router.get("/devices/<device>", responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
-    return _totals_out(device, services().queries.device_totals(device))
+    return _totals_out(device, *services().queries.device(device))
 
 
 @router.get("/devices/<device>/calendar", responses=responses())
@@ -136,6 +150,39 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
                 video_ms=day.video_ms,
             )
             for day in days
+        ],
+    )
+
+
+@router.get("/devices/<device>/activity", responses=responses())
+def get_activity(
+    device: str,
+    from_: params.FromTime = None,
+    to: params.Time = None,
+    kind: params.KindText = None,
+    step: params.Text = None,
+    tz: params.Text = "UTC",
+) -> ActivityOut:
+    """Files of one kind (video by default) starting in each step of ``[from, to)`` (≤ 31
+    days), zeros included, in the zone ``tz`` (docs/api.md#activity): one Query."""
+    device = params.device(device)
+    start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
+    (chosen,) = params.kinds(kind or "video", KINDS)
+    every = parse_step(step)
+    zone = parse_zone(tz or "")
+    bounds = step_bounds(start_ms, end_ms, every, zone)
+    hours = services().queries.activity_hours(device, chosen, *hours_to_read(bounds))
+    steps = activity(start_ms, end_ms, every, zone, hours)
+    return ActivityOut(
+        device=device,
+        kind=chosen,
+        step=every,
+        tz=str(tz),
+        items=[
+            ActivityStepOut(
+                start=iso_ms(s.start_ms), end=iso_ms(s.end_ms), count=s.count, bytes=s.bytes
+            )
+            for s in steps
         ],
     )
 

@@ -50,6 +50,8 @@ def build_api_services(
         gap_tolerance_ms=settings.gap_tolerance_ms,
         fresh_window_ms=settings.fresh_window_seconds * 1000,
         clock=clock,
+        silent_after=settings.silent_after_seconds,
+        retention_days=settings.retention_days,
     )
     return ApiServices(
         queries=queries,

@@ -1,0 +1,62 @@
+"""The silent-camera check (docs/operations.md#silent-cameras): which cameras stopped uploading.
+
+One pass over the serving generation's devices partition (one Query page per MB: about
+3,000 devices per page), plus one GetItem of the retired set: O(devices), never a scan of
+segments. The scheduled function publishes the count as the ``SilentDevices`` metric (an
+alarm watches it); ``video-index status`` lists the devices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from video_index.aws.store import ReadModelStore
+from video_index.core.layout import CONTROL_PK, RETIRED_SK, device_total, devices_pk
+from video_index.core.silence import silent_since_ms
+
+
+@dataclass(frozen=True, slots=True)
+class SilentReport:
+    checked: int
+    #: (device, silent since epoch ms), oldest silence first.
+    silent: list[tuple[str, int]]
+
+
+def silent_devices(
+    items: Iterable[Mapping[str, Any]],
+    now_ms: int,
+    silent_after: Mapping[str, int],
+    retired: set[str],
+) -> SilentReport:
+    """The silent devices among device items (``sk`` the device, ``l:<kind>`` last starts)."""
+    checked = 0
+    silent: list[tuple[str, int]] = []
+    for item in items:
+        checked += 1
+        device = item["sk"]
+        last = {kind: _last(item, kind) for kind in silent_after}
+        since = silent_since_ms(last, now_ms, silent_after, retired=device in retired)
+        if since is not None:
+            silent.append((device, since))
+    silent.sort(key=lambda pair: (pair[1], pair[0]))
+    return SilentReport(checked, silent)
+
+
+def _last(item: Mapping[str, Any], kind: str) -> int | None:
+    # n = 0: every file of the kind is gone (retention, deletion): nothing to be late for.
+    if not int(item.get(device_total("n", kind), 0)):
+        return None
+    value = item.get(device_total("l", kind))
+    return int(value) if value is not None else None
+
+
+def check(
+    store: ReadModelStore, clock: Callable[[], float], silent_after: Mapping[str, int]
+) -> SilentReport:
+    """The check against the read model's serving generation."""
+    generation = store.generations()[0]
+    retired = set((store.get(CONTROL_PK, RETIRED_SK) or {}).get("devices", ()))
+    items = store.query_all(devices_pk(generation))
+    return silent_devices(items, int(clock() * 1000), silent_after, retired)

@@ -1,0 +1,102 @@
+"""Silent cameras (docs/operations.md#silent-cameras): a scheduled check, its metric, its alarm.
+
+Every ``silent_check_minutes`` a small Lambda reads the serving generation's devices
+partition (O(devices), never a segment) and publishes ``SilentDevices``; the alarm fires
+while one or more cameras are silent. Least privilege: GetItem and Query on the read
+model, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from infra.python_function import python_function
+from infra.settings import StackSettings
+from video_index.core.contract import (
+    ENV_BUCKET,
+    ENV_SILENT_AFTER_SECONDS,
+    ENV_TABLE,
+    METRICS_NAMESPACE,
+    SILENCE_HANDLER,
+    SILENCE_SERVICE_NAME,
+    SILENT_DEVICES_METRIC,
+)
+
+SILENCE_TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
+
+
+class SilentCameras(Construct):
+    """The scheduled check, the rule that starts it, and the ``SilentDevices`` alarm."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: StackSettings,
+        table: dynamodb.ITable,
+        bucket_name: str,
+        topic: sns.ITopic,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        check = python_function(
+            self,
+            settings=settings,
+            handler=SILENCE_HANDLER,
+            service_name=SILENCE_SERVICE_NAME,
+            description="video-index: lists cameras that stopped uploading (SilentDevices)",
+            timeout=Duration.minutes(5),
+            memory_size=512,
+            environment={
+                ENV_BUCKET: bucket_name,
+                ENV_TABLE: table.table_name,
+                ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
+            },
+            statements=[
+                iam.PolicyStatement(
+                    sid="ReadDevices",
+                    actions=SILENCE_TABLE_ACTIONS,
+                    resources=[table.table_arn],
+                )
+            ],
+        )
+        self.function, self.role = check.function, check.role
+        events.Rule(
+            self,
+            "Schedule",
+            description="video-index: the silent-camera check",
+            schedule=events.Schedule.rate(Duration.minutes(settings.silent_check_minutes)),
+            targets=[events_targets.LambdaFunction(check.function, retry_attempts=2)],
+        )
+        self.alarm = cloudwatch.Alarm(
+            self,
+            "Alarm",
+            alarm_description=(
+                "One or more cameras uploaded nothing for longer than their kind's "
+                "silent_after_seconds (video-index status lists them; retire a camera "
+                "that is gone for good: video-index device retire NAME)."
+            ),
+            metric=cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=SILENT_DEVICES_METRIC,
+                dimensions_map={"service": SILENCE_SERVICE_NAME},
+                statistic="Maximum",
+                period=Duration.minutes(settings.silent_check_minutes),
+            ),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.alarm.add_alarm_action(cloudwatch_actions.SnsAction(topic))
