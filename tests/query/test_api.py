@@ -138,6 +138,7 @@ def test_kind_filter_and_entry_shape(world: ApiWorld) -> None:
             "container": "fmp4",
             "playable": True,
             "annotations": None,  # this world has no annotations table: nothing joined
+            "annotations_truncated": None,
         }
     ]
 

@@ -8,6 +8,7 @@ cannot disagree. The tests measure the largest answers against the same figures.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 #: A synchronous Lambda invocation's response payload (the serialized JSON the function
@@ -16,3 +17,19 @@ from typing import Final
 LAMBDA_RESPONSE_BYTES: Final = 6 * 1024 * 1024
 #: Step Functions: a state's input or output (and an execution's input) at most 256 KiB.
 STATE_PAYLOAD_BYTES: Final = 256 * 1024
+#: What a page of a list route may take of a response: the rest of 6 MB is left to the
+#: envelope (headers, status, JSON escaping of the body as a string inside it).
+PAGE_BUDGET_BYTES: Final = 5 * 1024 * 1024
+
+
+def fitting(sizes: Iterable[int], budget: int = PAGE_BUDGET_BYTES) -> int:
+    """How many leading items of a page, of these serialized sizes, fit ``budget``: at
+    least one (a route bounds each item so that one always fits)."""
+    used = 0
+    count = 0
+    for size in sizes:
+        used += size + 1  # the comma between items
+        if used > budget and count:
+            break
+        count += 1
+    return count

@@ -29,6 +29,9 @@ class SegmentOut(BaseModel):
     #: The annotations that target this segment or a range intersecting it (the list and
     #: the single segment route; None where not joined or annotations are off).
     annotations: list[AnnotationOut] | None = None
+    #: True when the segment has more annotations than an entry carries (20): list them
+    #: with ``GET /devices/{device}/annotations`` over the entry's window.
+    annotations_truncated: bool | None = None
 
 
 class SegmentPage(BaseModel):

@@ -17,6 +17,7 @@ from video_index.annotations.model import Annotation
 from video_index.annotations.shapes import annotation_out
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
+from video_index.core.service_limits import fitting
 from video_index.core.timeunits import iso_ms
 from video_index.media.playback import playlist_segments
 from video_index.query import params
@@ -45,6 +46,11 @@ from video_index.query.playlist import (
 )
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
+#: The annotations an entry carries at most (each up to ~48 KB of JSON); an entry with
+#: more says ``annotations_truncated`` and the annotations route lists them all.
+MAX_JOINED_ANNOTATIONS: Final = 20
+#: The ranges one answer lists at most (~70 bytes each: ~2.8 MB).
+MAX_RANGES: Final = 40_000
 #: The single-segment route's path parameters, bounded in the document; their rules
 #: (docs/keys.md) are checked by :func:`video_index.query.params.segment`, naming the one
 #: broken (a schema pattern would answer the same 400 with a less helpful message).
@@ -72,7 +78,14 @@ def _segment_out(
         url=url,
         container=entry.container,
         playable=entry.playable if entry.kind == "video" else None,
-        annotations=[annotation_out(a) for a in annotations] if annotations is not None else None,
+        annotations=(
+            [annotation_out(a) for a in annotations[:MAX_JOINED_ANNOTATIONS]]
+            if annotations is not None
+            else None
+        ),
+        annotations_truncated=(
+            len(annotations) > MAX_JOINED_ANNOTATIONS if annotations is not None else None
+        ),
     )
 
 
@@ -192,6 +205,13 @@ def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = Non
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
     spans = services().queries.ranges(device, start_ms, end_ms)
+    if len(spans) > MAX_RANGES:
+        fits_to = iso_ms(spans[MAX_RANGES - 1][1])
+        raise BadInput(
+            "to",
+            f"the window holds more than {MAX_RANGES:,} continuous ranges (a 6 MB answer); "
+            f"ask for a shorter window, e.g. to={fits_to}",
+        )
     return RangesOut(
         device=device,
         from_=iso_ms(start_ms),
@@ -211,9 +231,18 @@ def list_segments(
 ) -> SegmentPage:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
-    page = services().queries.segments_page(
-        device, params.kinds(kind, KINDS), start_ms, end_ms, limit, cursor
-    )
+    kinds = params.kinds(kind, KINDS)
+    answer = _segment_page(device, kinds, start_ms, end_ms, limit, cursor)
+    fit = fitting(len(item.model_dump_json()) for item in answer.items)
+    if fit < len(answer.items):  # heavy annotations: a shorter page, its own cursor
+        answer = _segment_page(device, kinds, start_ms, end_ms, fit, cursor)
+    return answer
+
+
+def _segment_page(
+    device: str, kinds: list[str], start_ms: int, end_ms: int, limit: int, cursor: str | None
+) -> SegmentPage:
+    page = services().queries.segments_page(device, kinds, start_ms, end_ms, limit, cursor)
     joined = _joined(device, page.items)
     return SegmentPage(
         items=[
