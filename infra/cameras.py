@@ -32,6 +32,7 @@ from video_index.core.camera_policy import (
     ASSUME_ROLE_WITH_CERTIFICATE,
     CAMERA_ACTIONS,
     CREDENTIAL_SECONDS,
+    THING_NAME_VARIABLE,
     camera_key_patterns,
     no_overwrite_condition,
 )
@@ -41,6 +42,8 @@ CREDENTIALS_PROVIDER: Final = "credentials.iot.amazonaws.com"
 #: Stack outputs `video-index camera add --stack` reads.
 OUTPUT_CAMERA_ROLE_ALIAS: Final = "CameraRoleAlias"
 OUTPUT_CAMERA_IOT_POLICY: Final = "CameraIotPolicy"
+#: How cdk-nag prints the policy variable in a finding's id.
+NAG_THING_NAME: Final = "<credentials-iot:ThingName>"
 
 
 class CameraIdentities(Construct):
@@ -101,7 +104,10 @@ class CameraIdentities(Construct):
         Validations.of(self.policy).acknowledge(
             *(
                 Acknowledgment(
-                    id=f"AwsSolutions-IAM5[Resource::<{logical_id(bucket)}.Arn>/{pattern}]",
+                    id=(
+                        f"AwsSolutions-IAM5[Resource::<{logical_id(bucket)}.Arn>/"
+                        f"{pattern.replace(THING_NAME_VARIABLE, NAG_THING_NAME)}]"
+                    ),
                     reason=(
                         "One role for the fleet: the credentials provider resolves the thing "
                         "name, so each camera reaches only its own device's keys of one kind; "

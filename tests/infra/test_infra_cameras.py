@@ -57,8 +57,9 @@ def test_the_role_alias_and_iot_policy_let_a_certificate_assume_only_that_role(
 ) -> None:
     # Given the role alias and the IoT policy attached to each camera's certificate
     cameras = synth.stack.cameras
-    alias = synth.props(cameras.role_alias)
-    iot_policy = synth.props(cameras.iot_policy)
+    alias_id = synth.stack.get_logical_id(cameras.role_alias)
+    alias = synth.resources[alias_id]["Properties"]
+    iot_policy = synth.resources[synth.stack.get_logical_id(cameras.iot_policy)]["Properties"]
     # Then the alias names the camera role, with one-hour credentials
     assert alias["RoleArn"] == synth.arn(cameras.role)
     assert alias["CredentialDurationSeconds"] == 3600
@@ -69,7 +70,7 @@ def test_the_role_alias_and_iot_policy_let_a_certificate_assume_only_that_role(
             {
                 "Effect": "Allow",
                 "Action": "iot:AssumeRoleWithCertificate",
-                "Resource": {"Fn::GetAtt": [synth.logical_id(cameras.role_alias), "RoleAliasArn"]},
+                "Resource": {"Fn::GetAtt": [alias_id, "RoleAliasArn"]},
             }
         ],
     }
@@ -103,9 +104,7 @@ def test_no_other_principal_is_held_to_conditional_writes(synth: Synth) -> None:
     # Then the only statements with an S3 conditional-write key name the camera role alone:
     # restore, undelete and the stack's roles (which CopyObject into v1/) stay outside it
     conditional = [s for s in statements if "s3:if-none-match" in str(s.get("Condition"))]
-    assert [s["Principal"] for s in conditional] == [
-        {"AWS": synth.arn(synth.stack.cameras.role)}
-    ]
+    assert [s["Principal"] for s in conditional] == [{"AWS": synth.arn(synth.stack.cameras.role)}]
     # And every other Deny is the TLS rule, for any principal
     others = [s for s in statements if s["Effect"] == "Deny" and s not in conditional]
     assert others and all(s["Principal"] == {"AWS": "*"} for s in others)

@@ -91,9 +91,7 @@ def add_camera(iot: Any, name: str, *, iot_policy: str, issuer: Issuer) -> Issue
             raise
     else:
         raise Conflict(f"camera {name!r} exists: use `video-index camera rotate {name}`")
-    iot.create_thing(
-        thingName=name, attributePayload={"attributes": {CAMERA_ATTRIBUTE: "true"}}
-    )
+    iot.create_thing(thingName=name, attributePayload={"attributes": {CAMERA_ATTRIBUTE: "true"}})
     try:
         return _issue(iot, name, iot_policy=iot_policy, issuer=issuer)
     except BaseException:

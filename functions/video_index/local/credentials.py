@@ -93,9 +93,9 @@ class CredentialsService:
         paginator = self.iot.get_paginator("list_certificates")
         for page in paginator.paginate():
             for listed in page.get("certificates", []):
-                description = self.iot.describe_certificate(
-                    certificateId=listed["certificateId"]
-                )["certificateDescription"]
+                description = self.iot.describe_certificate(certificateId=listed["certificateId"])[
+                    "certificateDescription"
+                ]
                 if ssl.PEM_cert_to_DER_cert(description["certificatePem"]) != certificate_der:
                     continue
                 if description["status"] != "ACTIVE":
@@ -135,7 +135,8 @@ class CredentialsService:
             return str(self.iam.get_role(RoleName=name)["Role"]["Arn"])
         except ClientError:
             pass
-        arn = str(self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=_TRUST)["Role"]["Arn"])
+        created = self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=_TRUST)
+        arn = str(created["Role"]["Arn"])
         self.iam.put_role_policy(
             RoleName=name,
             PolicyName="camera",
@@ -185,7 +186,7 @@ class LocalCredentialsEndpoint:
 
 def _handler(service: CredentialsService) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def do_GET(self) -> None:
