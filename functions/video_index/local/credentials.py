@@ -18,6 +18,8 @@ import json
 import re
 import ssl
 import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
@@ -55,8 +57,18 @@ class Refused(Exception):
 class CredentialsService:
     """The checks and the STS call, apart from HTTP (tests call :meth:`credentials`)."""
 
-    def __init__(self, *, iot: Any, iam: Any, sts: Any, bucket: str) -> None:
+    def __init__(
+        self,
+        *,
+        iot: Any,
+        iam: Any,
+        sts: Any,
+        bucket: str,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.iot, self.iam, self.sts, self.bucket = iot, iam, sts, bucket
+        #: The expiry is this clock's (moto's credentials never expire; tests move it).
+        self.clock = clock
         self.requests = 0
         self._lock = threading.Lock()
 
@@ -73,10 +85,11 @@ class CredentialsService:
         self._check_thing(thing, arn)
         self._check_policy(arn, described["roleAliasArn"])
         role_arn = self._camera_role(thing)
+        duration = int(described.get("credentialDurationSeconds", 3600))
         answer = self.sts.assume_role(
             RoleArn=role_arn,
             RoleSessionName=thing,
-            DurationSeconds=int(described.get("credentialDurationSeconds", 3600)),
+            DurationSeconds=duration,
             Policy=json.dumps(camera_policy_document(self.bucket, thing)),
         )["Credentials"]
         return {
@@ -84,7 +97,7 @@ class CredentialsService:
                 "accessKeyId": answer["AccessKeyId"],
                 "secretAccessKey": answer["SecretAccessKey"],
                 "sessionToken": answer["SessionToken"],
-                "expiration": answer["Expiration"].isoformat(),
+                "expiration": (self.clock() + timedelta(seconds=duration)).isoformat(),
             }
         }
 
