@@ -196,3 +196,31 @@ def test_a_camera_cannot_claim_another_things_name(world: CameraWorld, tmp_path:
     with pytest.raises(CredentialsRefused) as refused:
         camera_session(forged)
     assert refused.value.status == 403
+
+
+def test_the_credential_exchange_adds_one_request_per_50_minutes(
+    world: CameraWorld, tmp_path: Path
+) -> None:
+    # Given camera cam-a uploading one sensor segment every 5 minutes for 3 hours, on a
+    # clock the endpoint (credentials last 1 h) and the uploader share
+    identity = _add(world, "cam-a", tmp_path / "cam-a")
+    clock = Clock()
+    world.endpoint.service.clock = clock
+    s3 = _s3(identity, world, clock)
+    uploads = 36
+    for n in range(uploads):
+        result = upload_segment(
+            s3,
+            BUCKET,
+            b"{}",
+            kind="sensor",
+            device="cam-a",
+            start=START + timedelta(minutes=5 * n),
+            duration_ms=0,
+            ext="json",
+        )
+        assert result.status == "uploaded"
+        clock.now += timedelta(minutes=5)
+    # Then the certificate was exchanged at 0, 50, 100 and 150 minutes: botocore refreshes
+    # on the first request within 15 minutes of the expiry (docs/cameras.md: ~1/upload rate)
+    assert world.endpoint.service.requests == 4

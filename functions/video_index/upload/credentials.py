@@ -18,7 +18,7 @@ import http.client
 import json
 import ssl
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from video_index.cameras.identity import CameraIdentity
@@ -88,6 +88,7 @@ def refreshable_credentials(
 ) -> Any:
     """botocore credentials that exchange the certificate again before they expire."""
     from botocore.credentials import RefreshableCredentials
+    from dateutil.parser import parse as parse_datetime
 
     context = tls_context(identity)
 
@@ -95,16 +96,20 @@ def refreshable_credentials(
         return fetch_credentials(identity, context)
 
     metadata = fetch()
-    extra = {"time_fetcher": time_fetcher} if time_fetcher is not None else {}
-    return RefreshableCredentials(
+    factory: Any = RefreshableCredentials
+    return factory(
         access_key=metadata["access_key"],
         secret_key=metadata["secret_key"],
         token=metadata["token"],
-        expiry_time=RefreshableCredentials._expiry_datetime(metadata["expiry_time"]),
+        expiry_time=parse_datetime(metadata["expiry_time"]),
         refresh_using=fetch,
         method="iot-credentials-provider",
-        **extra,
+        time_fetcher=time_fetcher or _now,
     )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def camera_session(
@@ -115,5 +120,6 @@ def camera_session(
     import botocore.session
 
     core = botocore.session.Session()
-    core._credentials = refreshable_credentials(identity, time_fetcher=time_fetcher)
+    credentials = refreshable_credentials(identity, time_fetcher=time_fetcher)
+    core._credentials = credentials  # type: ignore[attr-defined]
     return boto3.session.Session(botocore_session=core, region_name=identity.region)
