@@ -14,6 +14,7 @@ from constructs import Construct
 from infra.aggregation import Aggregation
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
+from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
@@ -54,6 +55,8 @@ class VideoIndexStack(Stack):
         self.settings = settings
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
+        # One identity per camera (docs/cameras.md): its own keys only, never an overwrite.
+        self.cameras = CameraIdentities(self, "Cameras", bucket=self.storage.bucket)
         self.annotations = AnnotationsTable(self, "Annotations", settings=settings)
         self.ingest = IngestPipeline(
             self,

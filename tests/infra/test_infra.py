@@ -72,7 +72,9 @@ def test_every_bucket_policy_denies_requests_without_tls(synth: Synth) -> None:
     # Then each denies every S3 action over plain HTTP, and below TLS 1.2, on bucket and objects
     for logical_id, policy in policies.items():
         statements = _statements(policy["Properties"]["PolicyDocument"])
-        denies = [s for s in statements if s["Effect"] == "Deny"]
+        # (the segment bucket's camera statement is tests/infra/test_infra_cameras.py's)
+        camera = "CamerasNeverOverwrite"
+        denies = [s for s in statements if s["Effect"] == "Deny" and s.get("Sid") != camera]
         conditions = [s["Condition"] for s in denies]
         assert {"Bool": {"aws:SecureTransport": "false"}} in conditions, logical_id
         assert {"NumericLessThan": {"s3:TlsVersion": 1.2}} in conditions, logical_id
@@ -622,6 +624,12 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             "VideoIndex/Aggregation/Function Annotation::AwsSolutions-L1",
             f"VideoIndex/Aggregation/Role {iam5}*]",
             "VideoIndex/Aggregation/DeadLetterQueue Annotation::AwsSolutions-SQS3",
+            # the camera role: its own device's keys of each kind (docs/cameras.md)
+            *(
+                f"VideoIndex/Cameras/Policy {iam5}<{bucket}.Arn>/v1/{kind}/"
+                "<credentials-iot:ThingName>/*]"
+                for kind in ("video", "sensor", "analysis")
+            ),
         ]
     )
     # And each with a reason a reviewer can check

@@ -239,9 +239,25 @@ class ObjectStore:
     def get_json(self, key: str) -> Any:
         return json.loads(self.get_bytes(key))
 
-    def put_bytes(self, key: str, body: bytes, content_type: str) -> None:
+    def metadata(self, key: str) -> dict[str, str] | None:
+        """The key's user metadata, or None when it holds no object."""
         try:
-            self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType=content_type)
+            response = self.client.head_object(Bucket=self.bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            error = s3_error(exc, f"S3 HEAD {key}")
+            if isinstance(error, ObjectMissing):
+                return None
+            raise error from exc
+        return {str(k).lower(): str(v) for k, v in response.get("Metadata", {}).items()}
+
+    def put_bytes(
+        self, key: str, body: bytes, content_type: str, metadata: dict[str, str] | None = None
+    ) -> None:
+        extra = {"Metadata": metadata} if metadata else {}
+        try:
+            self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=body, ContentType=content_type, **extra
+            )
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 PUT {self.uri(key)}") from exc
 

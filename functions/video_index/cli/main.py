@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from video_index.cli import annotate as annotate_cli
+from video_index.cli import camera as camera_cli
 from video_index.cli import deletion as deletion_cli
 from video_index.cli import device as device_cli
 from video_index.cli import export as export_cli
@@ -232,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         annotate_cli.register,
         deletion_cli.register,
         device_cli.register,
+        camera_cli.register,
     ):
         register(commands)
     return parser

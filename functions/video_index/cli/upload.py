@@ -140,7 +140,16 @@ def register(commands: Any) -> None:
         "path", type=Path, metavar="PATH", help="a segment file, or a directory of them"
     )
     upload.add_argument(
-        "--device", required=True, type=device_arg, help="1-64 characters of [a-z0-9-]"
+        "--device",
+        type=device_arg,
+        help="1-64 characters of [a-z0-9-] (required, but with --camera: its name)",
+    )
+    upload.add_argument(
+        "--camera",
+        type=Path,
+        metavar="DIR",
+        help="upload as this camera (`video-index camera add`): credentials from AWS IoT's "
+        "credentials provider with its certificate, refreshed before they expire",
     )
     upload.add_argument("--kind", required=True, choices=KINDS, help="kind of the segment(s)")
     upload.add_argument(
@@ -204,14 +213,64 @@ def _upload(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             parser.error("argument --duration-ms: required when PATH is a file")
         if args.manifest is not None:
             parser.error("argument --manifest: only allowed when PATH is a directory")
-    bucket = args.bucket or os.environ.get(BUCKET_ENV)
+    from video_index.core.errors import VideoIndexError
+
+    identity = _camera(args, parser) if args.camera is not None else None
+    if args.device is None:
+        parser.error("argument --device: required (or --camera)")
+    bucket = args.bucket or os.environ.get(BUCKET_ENV) or (identity and identity.bucket)
     if not bucket:
         parser.error(f"argument --bucket: required (or set {BUCKET_ENV})")
+    manifest = _read_manifest(args.manifest, parser) if args.manifest is not None else None
+    try:
+        s3 = _s3_client() if identity is None else _camera_s3_client(identity)
+        return _run(args, console, parser, s3, bucket, manifest)
+    except VideoIndexError as exc:  # the credentials provider refused or is unreachable
+        console.print(Text(f"failed          {exc}", style="bold red"), soft_wrap=True)
+        return EXIT_S3_UNAVAILABLE
 
+
+def _camera(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Any:
+    from video_index.cameras.identity import CameraIdentity
+    from video_index.core.errors import BadInput
+
+    try:
+        identity = CameraIdentity.load(args.camera)
+    except BadInput as exc:
+        parser.error(f"argument --camera: {exc.message}")
+    if args.device is None:
+        args.device = identity.thing_name
+    elif args.device != identity.thing_name:
+        parser.error(
+            f"argument --device: camera {identity.thing_name!r} may only upload its own "
+            f"footage, not {args.device!r}"
+        )
+    return identity
+
+
+def _camera_s3_client(identity: Any) -> Any:
+    """An S3 client signing with the camera's credentials (endpoint: the boto3 variables)."""
+    from botocore.config import Config
+
+    from video_index.aws.clients import S3_CONFIG
+    from video_index.upload.credentials import camera_session
+
+    config = S3_CONFIG.merge(Config(retries={"mode": "standard", "max_attempts": 1}))
+    return camera_session(identity).client("s3", config=config)
+
+
+def _run(
+    args: argparse.Namespace,
+    console: Console,
+    parser: argparse.ArgumentParser,
+    s3: Any,
+    bucket: str,
+    manifest: dict[str, ManifestEntry] | None,
+) -> int:
     from video_index import upload as uploader
 
-    manifest = _read_manifest(args.manifest, parser) if args.manifest is not None else None
-    s3 = _s3_client()
+    path: Path = args.path
+    directory = path.is_dir()
     try:
         if directory:
             outcomes = uploader.upload_directory(

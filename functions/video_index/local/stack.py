@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -152,6 +153,7 @@ class LocalStack:
         self.settings_overrides = dict(settings_overrides or {})
         self.session = isolated_session()
         self._endpoints: dict[str, Any] | None = None
+        self._camera_entries: dict[str, str] = {}
         self._stops: list[tuple[str, Callable[[], None]]] = []
         # Set by start():
         self.clients: Any = None
@@ -262,6 +264,15 @@ class LocalStack:
             max_receive_count=self.max_receive_count,
         )
         create_bucket(self.clients.s3, sqs, self.names.bucket, queue_url)
+        # Camera identities (docs/cameras.md#locally): a CA and the credentials endpoint.
+        from video_index.local.cameras import start_cameras
+
+        camera_dir = tempfile.TemporaryDirectory(prefix="video-index-cameras-")
+        self._stops.append(("camera CA", camera_dir.cleanup))
+        cameras, self._camera_entries = start_cameras(
+            self.session, moto.endpoint, self.names.bucket, Path(camera_dir.name)
+        )
+        self._stops.append(("camera credentials endpoint", cameras.stop))
         create_tables(
             self.clients.dynamodb,
             self.names.table,
@@ -366,6 +377,7 @@ class LocalStack:
             "visibility_timeout_seconds": self.visibility_timeout_seconds,
             "max_receive_count": self.max_receive_count,
             "pid": os.getpid(),
+            **self._camera_entries,
         }
         if self.dynamodb_local is not None:
             self._endpoints["dynamodb_local_pid"] = self.dynamodb_local.pid

@@ -10,7 +10,8 @@ product serves a *rendition*: the same packets stream-copied into fragmented MP4
 
 Renditions are derived data: outside ``v1/`` (never indexed, no events),
 rebuildable from their source at any time, removed when the source is removed
-(ingest) and expiring with the video retention (a lifecycle rule). They are made
+(ingest) and expiring with the video retention (a lifecycle rule). Each records the
+source's ETag it was made from, and is served only while that is the source's ETag. They are made
 on the first request for one, not at ingest: most recorded video is never
 watched, so rendering every progressive file at upload would pay compute and
 storage for footage nobody plays (figures in docs/playback.md).
@@ -31,6 +32,8 @@ from video_index.media.probe import PROBE_BYTES, Container, probe
 MAX_RENDITION_SOURCE_BYTES: Final = 512 * 1024 * 1024
 INIT_NAME: Final = "init.mp4"
 DATA_NAME: Final = "data.m4s"
+#: User metadata of both rendition objects: the ETag of the source they were made from.
+SOURCE_ETAG_METADATA: Final = "source-etag"
 
 
 def rendition_keys(key: str) -> tuple[str, str]:
@@ -61,11 +64,11 @@ class Renditions:
         the init exists too.
         """
         init_key, data_key = rendition_keys(key)
-        if self._objects.exists(data_key):
-            return init_key, data_key
         source = self._objects.head(key)
         if not source.present:
             raise Conflict(f"{key} does not exist (any more)")
+        if all(self._made_from(part, source.etag) for part in (init_key, data_key)):
+            return init_key, data_key
         if source.size > MAX_RENDITION_SOURCE_BYTES:
             raise Conflict(
                 f"{key} is {source.size} bytes, more than the {MAX_RENDITION_SOURCE_BYTES} "
@@ -75,9 +78,21 @@ class Renditions:
 
         start_ms = to_epoch_ms(parse_key(key).start)
         init, data = split_init(fragment(self._objects.get_bytes(key), decode_start_ms=start_ms))
-        self._objects.put_bytes(init_key, init, "video/mp4")
-        self._objects.put_bytes(data_key, data, "video/iso.segment")
+        provenance = {SOURCE_ETAG_METADATA: source.etag}
+        self._objects.put_bytes(init_key, init, "video/mp4", provenance)
+        self._objects.put_bytes(data_key, data, "video/iso.segment", provenance)
         return init_key, data_key
+
+    def _made_from(self, key: str, source_etag: str) -> bool:
+        """Whether ``key`` holds a rendition of the source as it is now (its provenance).
+
+        A rendition object without it, or of another version of the source, is not
+        served: it is made again over it. Nothing a camera can write is under
+        ``renditions/`` (docs/cameras.md), and this check keeps a planted or stale object
+        from reaching a viewer even so.
+        """
+        metadata = self._objects.metadata(key)
+        return metadata is not None and metadata.get(SOURCE_ETAG_METADATA) == source_etag
 
     def forget(self, key: str) -> None:
         """Remove the rendition of a removed source (nothing happens when there is none)."""
