@@ -624,6 +624,9 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             "VideoIndex/Aggregation/Function Annotation::AwsSolutions-L1",
             f"VideoIndex/Aggregation/Role {iam5}*]",
             "VideoIndex/Aggregation/DeadLetterQueue Annotation::AwsSolutions-SQS3",
+            # the silent-camera check: read-only on the read model; the runtime pin, X-Ray
+            "VideoIndex/SilentCameras/Function Annotation::AwsSolutions-L1",
+            f"VideoIndex/SilentCameras/Role {iam5}*]",
             # the camera role: its own device's keys of each kind (docs/cameras.md)
             *(
                 f"VideoIndex/Cameras/Policy {iam5}<{bucket}.Arn>/v1/{kind}/"

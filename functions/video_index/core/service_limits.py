@@ -8,8 +8,8 @@ cannot disagree. The tests measure the largest answers against the same figures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final
+import json
+from typing import Any, Final
 
 #: A synchronous Lambda invocation's response payload (the serialized JSON the function
 #: returns, headers and escaping included) is at most 6 MB. An HTTP API's Lambda proxy
@@ -22,14 +22,9 @@ STATE_PAYLOAD_BYTES: Final = 256 * 1024
 PAGE_BUDGET_BYTES: Final = 5 * 1024 * 1024
 
 
-def fitting(sizes: Iterable[int], budget: int = PAGE_BUDGET_BYTES) -> int:
-    """How many leading items of a page, of these serialized sizes, fit ``budget``: at
-    least one (a route bounds each item so that one always fits)."""
-    used = 0
-    count = 0
-    for size in sizes:
-        used += size + 1  # the comma between items
-        if used > budget and count:
-            break
-        count += 1
-    return count
+def answer_bytes(value: Any) -> int:
+    """What ``value`` (plain JSON data) takes of a Lambda response: serialized as the API
+    serializes a body (ASCII, escapes included), then escaped again as the body string
+    inside the proxy answer."""
+    body = json.dumps(value, separators=(",", ":"))
+    return len(json.dumps(body)) - 2

@@ -17,7 +17,7 @@ from video_index.annotations.model import Annotation
 from video_index.annotations.shapes import annotation_out
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
-from video_index.core.service_limits import fitting
+from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
 from video_index.core.timeunits import iso_ms
 from video_index.media.playback import playlist_segments
 from video_index.query import params
@@ -232,25 +232,20 @@ def list_segments(
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
     kinds = params.kinds(kind, KINDS)
-    answer = _segment_page(device, kinds, start_ms, end_ms, limit, cursor)
-    fit = fitting(len(item.model_dump_json()) for item in answer.items)
-    if fit < len(answer.items):  # heavy annotations: a shorter page, its own cursor
-        answer = _segment_page(device, kinds, start_ms, end_ms, fit, cursor)
-    return answer
-
-
-def _segment_page(
-    device: str, kinds: list[str], start_ms: int, end_ms: int, limit: int, cursor: str | None
-) -> SegmentPage:
-    page = services().queries.segments_page(device, kinds, start_ms, end_ms, limit, cursor)
+    queries = services().queries
+    page = queries.segments_page(device, kinds, start_ms, end_ms, limit, cursor)
     joined = _joined(device, page.items)
-    return SegmentPage(
-        items=[
-            _segment_out(e, annotations=joined.get(e.key, []) if joined is not None else None)
-            for e in page.items
-        ],
-        next_cursor=page.next_cursor,
-    )
+    items: list[SegmentOut] = []
+    used = 0
+    for entry in page.items:
+        item = _segment_out(entry, annotations=joined.get(entry.key, []) if joined else None)
+        used += answer_bytes(item.model_dump(mode="json")) + 1
+        if used > PAGE_BUDGET_BYTES and items:
+            # Heavy annotations: a shorter page of the entries built so far, with its cursor.
+            shorter = queries.segments_page(device, kinds, start_ms, end_ms, len(items), cursor)
+            return SegmentPage(items=items, next_cursor=shorter.next_cursor)
+        items.append(item)
+    return SegmentPage(items=items, next_cursor=page.next_cursor)
 
 
 @router.get("/devices/<device>/segments/<kind>/<name>", responses=responses(404))
