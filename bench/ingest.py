@@ -309,7 +309,7 @@ def ingest_benchmark(context: BenchContext) -> None:
     workload = QUICK if context.quick else FULL
     label = "QUICK smoke run, not the figures to quote" if context.quick else "full run"
     console.rule(f"[bold]ingest[/]: {workload.describe()} ({label})")
-    server = context.dynamodb_local()
+    server = context.dynamodb_server()
     with mock_aws():
         # inside mock_aws: DynamoDB Local keeps one database per access key and region,
         # so every client must see the same (moto's fake) credentials

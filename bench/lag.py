@@ -161,7 +161,7 @@ def lag_benchmark(context: BenchContext) -> None:
         f"[bold]lag[/]: segment item write → bucket / device item reflecting it, local stream "
         f"consumer ({samples} writes, {label})"
     )
-    lags, poll = measure(context.dynamodb_local().endpoint, samples)
+    lags, poll = measure(context.dynamodb_server().endpoint, samples)
     table = Table(
         title=f"Aggregation lag (seconds), StreamEventSource polling every {poll:g} s, "
         "no batching window",

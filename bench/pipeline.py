@@ -67,7 +67,7 @@ def _measure(samples: int) -> dict[str, list[float]]:
     from video_index.upload import upload_segment
 
     out: dict[str, list[float]] = {"read_model": [], "fresh_listing": []}
-    with LocalStack(dynamodb="local") as stack:
+    with LocalStack() as stack:
         api, bucket, s3 = stack.endpoints["api"], stack.endpoints["bucket"], stack.clients.s3
         now = datetime.now(UTC).replace(microsecond=0)
         for path, base in (

@@ -662,7 +662,7 @@ def queries_benchmark(context: BenchContext) -> None:
         f"[bold]queries[/]: calendar and ranges of {DEVICE}, {days} days of "
         f"{SEGMENT_MS // 1000} s video segments, read model vs S3 listing ({label})"
     )
-    server = context.dynamodb_local()
+    server = context.dynamodb_server()
     with _no_gc():  # millions of objects that live on: no cycles to find, only rescans
         began = time.perf_counter()
         world = build_world(days, NONSTOP_DAY[context.quick])

@@ -65,7 +65,7 @@ from bench.reconcile_world import (
 )
 from tests.support.inventory_fixtures import write_inventory_stream
 from video_index.core.table_schema import create_tables
-from video_index.local.dynamodb_local import free_port
+from video_index.local.moto_process import free_port
 
 FULL_SIZES: Final = (100_000, 1_000_000)
 QUICK_SIZES: Final = (20_000, 100_000)
@@ -372,7 +372,7 @@ def measure_world(
         f"({time.perf_counter() - began:.0f} s)"
     )
 
-    dynamodb = context.dynamodb_local()
+    dynamodb = context.dynamodb_server()
     admin = boto3.client("dynamodb", endpoint_url=dynamodb.endpoint, region_name=REGION)
     table = f"bench-reconcile-{rows}-{uuid.uuid4().hex[:6]}"
     create_tables(admin, table)

@@ -1,4 +1,11 @@
-"""Shared fixtures: fake AWS credentials, DynamoDB Local (the real engine) and moto."""
+"""Shared fixtures: fake AWS credentials, moto, and a DynamoDB endpoint over HTTP.
+
+moto is the engine: in-process (``mock_aws``) for most tests, and a moto server in a
+process of its own wherever a test needs an endpoint over HTTP (deployed functions, the
+ops CLI, request counts on the wire). ``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT=URL`` points
+those tests at a DynamoDB-compatible endpoint the developer runs instead, and adds it as
+a second engine to every engine-parametrized test (docs/testing.md).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +17,8 @@ import pytest
 from moto import mock_aws
 
 from tests.support.local_stack import RunningStack, start_local, stop
-from tests.support.tables import TableFactory, make_table_factory
-from video_index.local.dynamodb_local import DynamoDBLocal
+from tests.support.tables import ENDPOINT_ENV, ENGINES, TableFactory, make_table_factory
+from video_index.local.moto_process import MotoProcess
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -30,14 +37,18 @@ os.environ.update(
     POWERTOOLS_LOG_LEVEL="WARNING",
 )
 
-ENGINES = ("moto", "dynamodb_local")
-
 
 @pytest.fixture(scope="session")
-def dynamodb_local() -> Iterator[DynamoDBLocal]:
-    """One DynamoDB Local for the whole run; tests isolate themselves by table name."""
-    with DynamoDBLocal() as server:
-        yield server
+def dynamodb_endpoint() -> Iterator[str]:
+    """One DynamoDB endpoint over HTTP for the whole run: ``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT``
+    when set, else moto's server in its own process (its tables survive the resets of the
+    in-process ``mock_aws``). Tests isolate themselves by table name."""
+    given = os.environ.get(ENDPOINT_ENV)
+    if given:
+        yield given
+        return
+    with MotoProcess() as server:
+        yield server.endpoint
 
 
 @pytest.fixture(params=ENGINES)
@@ -52,7 +63,8 @@ def new_table(engine: str, request: pytest.FixtureRequest) -> TableFactory:
 
 @pytest.fixture
 def aws() -> Iterator[None]:
-    """moto for S3/SQS (and DynamoDB when the engine is moto); DynamoDB Local passes through."""
+    """moto for S3/SQS (and DynamoDB when the engine is moto); requests to an endpoint over
+    HTTP (``dynamodb_endpoint``) pass through."""
     with mock_aws():
         yield
 

@@ -1,5 +1,5 @@
 """The cost of annotations in DynamoDB requests (docs/annotations.md), counted at the botocore
-level on DynamoDB Local: the join adds at most one Query per page of segments, a window of
+level on moto over HTTP: the join adds at most one Query per page of segments, a window of
 annotations is one Query, a read one Query."""
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from video_index.annotations.model import Annotation, Target
 from video_index.core.keys import SegmentKey
 from video_index.core.table_schema import create_tables
 from video_index.core.timeunits import DAY_MS, to_epoch_ms
-from video_index.local.dynamodb_local import DynamoDBLocal
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 12, 15, tzinfo=UTC)
@@ -82,10 +81,10 @@ def _annotation(aid: str, target: Target, n: int) -> Annotation:
 
 @pytest.fixture(scope="module")
 def worlds(
-    dynamodb_local: DynamoDBLocal,
+    dynamodb_endpoint: str,
 ) -> Iterator[tuple[ApiWorld, ApiWorld, TableCounter, list[SegmentKey]]]:
     with mock_aws():
-        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
+        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint)
         create_tables(dynamodb, "bounds-join", "bounds-join-annotations")
         without_stream(dynamodb, "bounds-join")
         day = day_of_segments(250)

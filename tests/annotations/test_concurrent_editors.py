@@ -3,12 +3,14 @@ properties over many interleavings of real threads, on both engines.
 
 Hypothesis draws how many editors there are and how long each one dawdles before
 reading, between reading and writing, and after a refusal; the editors then run in
-threads released together by a barrier. The store is the real adapter on moto or
-DynamoDB Local; only the pauses are injected.
+threads released together by a barrier. The store is the real adapter on moto (or on
+the endpoint of ``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT``); only the pauses are injected.
 
 The design relies on what DynamoDB guarantees of one request: a transaction's
-conditions are checked and its writes applied atomically. DynamoDB Local keeps that
-promise under concurrent requests; moto, in-process, does not (two threads can pass
+conditions are checked and its writes applied atomically
+(tests/aws/test_dynamodb_contract.py states it from AWS's documentation). An engine
+over HTTP is expected to keep that promise under concurrent requests; moto, in-process,
+does not (two threads can pass
 the same condition, and its tables are plain dicts). On moto each request is
 therefore made atomic (:class:`AtomicRequests`), so the threads still interleave
 between requests — read, pause, write — which is where this product's logic lives.

@@ -1,7 +1,8 @@
 """``video-index rebuild|reconcile|status --stack NAME``: the deployed state machines do the work.
 
 The stack is "deployed" on moto (CloudFormation creates its buckets, queues and state
-machines from the synthesized definitions; the read model is in DynamoDB Local), and
+machines from the synthesized definitions; the read model is on the DynamoDB endpoint
+over HTTP), and
 :mod:`tests.support.state_machine` plays each execution the CLI starts: the
 synthesized definition, evaluated as written, calling the ops function's real steps.
 The CLI's pause between two polls is one step of the execution, so what the progress
@@ -37,7 +38,6 @@ from video_index.cli import follow as follow_cli
 from video_index.cli import targets
 from video_index.cli.main import main
 from video_index.core import contract
-from video_index.local.dynamodb_local import DynamoDBLocal
 from video_index.ops.payloads import RebuildInput, ReconcileInput
 from video_index.ops.service import build_ops
 
@@ -48,15 +48,15 @@ RECONCILE = contract.OUTPUT_RECONCILE_STATE_MACHINE
 @pytest.fixture
 def deployed(
     aws: None,
-    dynamodb_local: DynamoDBLocal,
+    dynamodb_endpoint: str,
     synth: Synth,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> DeployedWorld:
-    dynamodb, table = make_table_factory("dynamodb_local", request)()
+    dynamodb, table = make_table_factory("endpoint", request)()
     world = deploy(synth, dynamodb, table)
     # The operator's shell: the usual AWS configuration (moto), the read model's endpoint.
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_endpoint)
     monkeypatch.delenv(targets.ENV_STACK, raising=False)
     monkeypatch.setattr(targets, "new_session", world.session)
     # While the CLI waits between two polls, the execution moves on by one state.

@@ -190,10 +190,10 @@ def test_bad_windows_and_kinds_are_refused_and_nothing_is_recorded(
     assert list(jobs.table.all_windows()) == []
 
 
-def test_a_killed_job_resumes_on_dynamodb_local_too(
+def test_a_killed_job_resumes_on_an_endpoint_over_http_too(
     aws: None, request: pytest.FixtureRequest
 ) -> None:
-    dynamodb, table = deletions_table("dynamodb_local", request)
+    dynamodb, table = deletions_table("endpoint", request)
     world = make_world(dynamodb, table)
     keys = put_run(world.s3, DEVICE, at(20, 9, 57), 30, step_s=20)
     low, high = at(20, 9, 58, 30), at(20, 10, 4)

@@ -1,6 +1,7 @@
 """Each function run as Lambda would receive it: the synthesized asset, unpacked into an
 empty folder, in an environment holding only the runtime's and the Powertools layer's
-packages, without system zone data, against a moto server and DynamoDB Local.
+packages, without system zone data, against a moto server and the DynamoDB endpoint over
+HTTP (moto's server in its own process).
 
 The assets of functions without native packages are the synthesized ones, zipped and
 unpacked. Those with native packages (PyAV) are built for arm64 and this machine is
@@ -59,7 +60,6 @@ from video_index.core.settings import Settings
 from video_index.core.table_schema import deletions_table_definition
 from video_index.deletion.model import DeletionState
 from video_index.deletion.service import build_deletion_jobs
-from video_index.local.dynamodb_local import DynamoDBLocal
 from video_index.local.stack import MotoServer
 from video_index.media.exports import ExportJob, clip_key, job_key
 from video_index.media.renditions import rendition_keys
@@ -102,8 +102,8 @@ def _glibc() -> tuple[int, int]:
 
 
 @pytest.fixture
-def world(moto_server: MotoServer, dynamodb_local: DynamoDBLocal) -> DeployedWorld:
-    return DeployedWorld.create(moto_server.endpoint, dynamodb_local.endpoint)
+def world(moto_server: MotoServer, dynamodb_endpoint: str) -> DeployedWorld:
+    return DeployedWorld.create(moto_server.endpoint, dynamodb_endpoint)
 
 
 def _run(

@@ -8,7 +8,8 @@ table's stream is aggregated meanwhile and afterwards by a consumer whose batche
 are cut anywhere, delivered again, resumed, bisected, failed transiently and
 killed mid-batch, then the read model equals an independent projection of the
 bucket listing: segments, bucket figures, fingerprints, hour coverage, device
-totals, ranges and the devices list. Runs on moto and on DynamoDB Local.
+totals, ranges and the devices list. Runs on moto (and on the endpoint of
+``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT`` when set).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tests.support.read_model_view import view
 from tests.support.reference_projection import list_bucket, project, ranges, with_aggregates
 from tests.support.s3_world import DEVICES, OTHER_KEYS, Op, World, ops, segments
 from tests.support.stream_delivery import ChaoticStreamSource, Killer
-from tests.support.tables import make_table_factory
+from tests.support.tables import ENGINES, make_table_factory
 from video_index.aggregate.consumer import Aggregator
 from video_index.aws.aggregates import AggregateStore
 from video_index.aws.objects import ObjectStore
@@ -129,7 +130,7 @@ def run_world(
         ddb_raw, table = make_table_factory(engine, request)()
         lock = threading.Lock()
         s3 = SerializedClient(s3_raw, lock)
-        ddb = ddb_raw if engine == "dynamodb_local" else SerializedClient(ddb_raw, lock)
+        ddb = ddb_raw if engine == "endpoint" else SerializedClient(ddb_raw, lock)
         flaky_ddb = FlakyClient(ddb, DYNAMODB_FAULTS, FAULT_RATE, seed, DYNAMODB_OPS)
         flaky_s3 = FlakyClient(s3, S3_FAULTS, FAULT_RATE, seed + 1, frozenset({"head_object"}))
         services = [
@@ -191,7 +192,7 @@ def run_world(
         ddb_raw.delete_table(TableName=table)
 
 
-@pytest.mark.parametrize("engine", ["moto", "dynamodb_local"])
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(
     max_examples=80,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],

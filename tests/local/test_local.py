@@ -1,7 +1,7 @@
 """``video-index local`` and ``video-index status``, end to end, plus the pieces in-process.
 
-The end-to-end tests run ``python -m video_index.cli local`` as a subprocess (DynamoDB
-Local, moto server, worker, API) and talk to it only through its ready file: S3 with
+The end-to-end tests run ``python -m video_index.cli local`` as a subprocess (moto
+server with the tables, workers, API) and talk to it only through its ready file: S3 with
 boto3, the API with urllib, ``video-index status`` as another subprocess.
 
 The running stack is the session fixture ``local_stack`` (``tests/local/conftest.py``);
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -40,6 +41,7 @@ from tests.support.local_stack import (
     put_segments,
     queue_depth,
     start_local,
+    stop,
 )
 from tests.support.media import clip
 
@@ -64,7 +66,7 @@ def test_ready_file_lists_endpoints_names_and_credentials(local_stack: RunningSt
     )["Attributes"]
     assert attributes["VisibilityTimeout"] == "2"
     assert json.loads(attributes["RedrivePolicy"])["maxReceiveCount"] == 5
-    # DynamoDB Local holds the tables under the fixed key of the ready file.
+    # The moto server holds the tables under the fixed key of the ready file.
     tables = local_stack.client("dynamodb").list_tables()["TableNames"]
     assert {ready["table"], ready["annotations_table"]} <= set(tables)
 
@@ -278,7 +280,9 @@ def test_status_of_a_deployed_stack_uses_flags_and_boto3_configuration(
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_signal_stops_everything(tmp_path: Path, sig: signal.Signals) -> None:
     stack = start_local(tmp_path)
-    assert stack.ready["dynamodb_local_pid"] in stack.children
+    # The tables are on the stack's own moto server: no engine of its own to leave behind.
+    assert stack.ready["dynamodb_engine"] == "moto"
+    assert stack.ready["dynamodb"] == stack.ready["s3"]
     began = time.monotonic()
     stack.process.send_signal(sig)
     try:
@@ -292,22 +296,71 @@ def test_signal_stops_everything(tmp_path: Path, sig: signal.Signals) -> None:
     assert "stopped" in stack.output()
 
 
-def test_missing_java_is_explained(tmp_path: Path) -> None:
-    env = child_env()
-    env["PATH"] = str(tmp_path)  # no java here
+@pytest.mark.parametrize("url", ["localhost:8000", "ftp://127.0.0.1:8000", "http://:8000"])
+def test_a_malformed_dynamodb_endpoint_is_refused(tmp_path: Path, url: str) -> None:
+    # Given a --dynamodb-endpoint that is not an http(s) URL with a host
+    # When the stack is started with it
     result = subprocess.run(
-        [*CLI, "local", "--ready-file", str(tmp_path / "r")],
+        [*CLI, "local", "--ready-file", str(tmp_path / "r"), "--dynamodb-endpoint", url],
         cwd=ROOT,
-        env=env,
+        env=child_env(),
         capture_output=True,
         text=True,
         timeout=60,
     )
+    # Then it is a usage error naming the option, and nothing started
     assert result.returncode == 2, result.stdout + result.stderr
-    output = " ".join(result.stdout.split())
-    assert "Java" in output and "openjdk-17" in output
-    assert "--dynamodb moto" in output
+    assert "--dynamodb-endpoint" in result.stderr and url in result.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_an_unreachable_dynamodb_endpoint_fails_the_start(tmp_path: Path) -> None:
+    # Given an endpoint nothing listens on
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    # When the stack is started with it
+    result = subprocess.run(
+        [*CLI, "local", "--ready-file", str(tmp_path / "r"), "--dynamodb-endpoint", url],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # Then the start fails saying which endpoint, and no ready file is left
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the local stack failed" in result.stdout and url in " ".join(result.stdout.split())
+    assert not (tmp_path / "r").exists()
+
+
+def test_tables_go_to_the_dynamodb_endpoint_given(tmp_path: Path) -> None:
+    from video_index.local.moto_process import MotoProcess
+
+    # Given a DynamoDB-compatible endpoint the user runs (here: moto's server, elsewhere)
+    with MotoProcess() as engine:
+        # When the stack is started on it
+        stack = start_local(tmp_path, "--dynamodb-endpoint", engine.endpoint)
+        try:
+            # Then the ready file names it, the tables are there, and an upload reaches the
+            # API through it (ingest writes there, the aggregation reads its stream)
+            assert stack.ready["dynamodb"] == engine.endpoint
+            assert stack.ready["dynamodb_engine"] == "endpoint"
+            tables = stack.client("dynamodb").list_tables()["TableNames"]
+            assert {stack.ready["table"], stack.ready["annotations_table"]} <= set(tables)
+            first = datetime(2026, 3, 2, 8, tzinfo=UTC)
+            keys = put_segments(stack, "cam-endpoint", first, 3)
+            poll(
+                lambda: listed(stack, "cam-endpoint", first, first + timedelta(minutes=1)),
+                lambda found: found == set(keys),
+                "the segments listed",
+                EVENT_TIMEOUT,
+            )
+        finally:
+            stop(stack.process)
+        # And the stack leaves the endpoint it did not start running
+        assert accepts(engine.endpoint)
+        assert_nothing_left(stack, started_elsewhere=("dynamodb",))
 
 
 # --- the pieces, in-process --------------------------------------------------------------
@@ -589,7 +642,7 @@ def test_demo_once_prints_calendars_and_exits_0(tmp_path: Path) -> None:
     assert "/viewer?device=cam-entrance&date=" in out
 
 
-def test_dynamodb_local_is_shared_by_every_credential(local_stack: RunningStack) -> None:
+def test_dynamodb_is_shared_by_every_credential_and_region(local_stack: RunningStack) -> None:
     # Given the stack's DynamoDB endpoint and a program with its own credentials and region
     # (as the AWS CLI of a user would be configured)
     other = boto3.client(
@@ -602,5 +655,5 @@ def test_dynamodb_local_is_shared_by_every_credential(local_stack: RunningStack)
     )
     # When it lists the tables
     tables = other.list_tables()["TableNames"]
-    # Then it sees the stack's tables (-sharedDb), not an empty database of its own
+    # Then it sees the stack's tables, not an empty database of its own
     assert {local_stack.ready["table"], local_stack.ready["annotations_table"]} <= set(tables)

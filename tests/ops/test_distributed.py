@@ -28,7 +28,7 @@ from tests.support import events as ev
 from tests.support.inventory_fixtures import write_inventory
 from tests.support.reference_projection import list_bucket
 from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
-from tests.support.tables import make_table_factory
+from tests.support.tables import ENGINES, make_table_factory
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ListedObject
 from video_index.core.keys import SegmentKey, format_key
@@ -58,7 +58,7 @@ def report_rows(s3: Any) -> list[tuple[str, int, str, datetime]]:
     ]
 
 
-@pytest.mark.parametrize("engine", ["moto", "dynamodb_local"])
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(
     max_examples=6,
     deadline=None,

@@ -51,7 +51,7 @@ class Setup:
     """Ingest, rebuild and API readers on threads, sharing one table and bucket.
 
     Every call into in-process moto is serialized (one request is atomic, as in
-    AWS); DynamoDB Local needs no such help.
+    AWS); an endpoint over HTTP (``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT``) needs no such help.
     """
 
     def __init__(self, engine: str, dynamodb: Any, table: str) -> None:
@@ -60,7 +60,7 @@ class Setup:
         raw_s3.create_bucket(Bucket=BUCKET)
         self.s3 = SerializedClient(raw_s3, self.lock)
         self.dynamodb, self.table = dynamodb, table
-        shared = dynamodb if engine == "dynamodb_local" else SerializedClient(dynamodb, self.lock)
+        shared = dynamodb if engine == "endpoint" else SerializedClient(dynamodb, self.lock)
         self.world = World(self.s3, BUCKET, random.Random(7))
         self.world_lock = threading.Lock()
         store = lambda: ReadModelStore(shared, table, tombstone_days=35)  # noqa: E731
@@ -70,7 +70,7 @@ class Setup:
         self.aggregation = Aggregation(
             shared,
             table,
-            streams=streams if engine == "dynamodb_local" else SerializedClient(streams, self.lock),
+            streams=streams if engine == "endpoint" else SerializedClient(streams, self.lock),
         )
         self.rebuilder = Rebuilder(
             store(),

@@ -18,7 +18,7 @@ from tests.support.aggregation import Aggregation
 from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
-from tests.support.tables import make_table_factory
+from tests.support.tables import ENGINES, make_table_factory
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import KEY_PREFIX, SegmentKey, format_key
@@ -113,7 +113,7 @@ def _dt(ms: int) -> Any:
     return from_epoch_ms(ms)
 
 
-@pytest.mark.parametrize("engine", ["moto", "dynamodb_local"])
+@pytest.mark.parametrize("engine", ENGINES)
 @settings(
     max_examples=25,
     deadline=None,

@@ -1,4 +1,4 @@
-"""The HTTP API over a real read model (moto and DynamoDB Local) and moto S3."""
+"""The HTTP API over a real read model (moto, and the test endpoint when set) and moto S3."""
 
 from __future__ import annotations
 

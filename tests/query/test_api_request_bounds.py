@@ -1,4 +1,4 @@
-"""docs/read-model.md request bounds, counted at the botocore level on DynamoDB Local:
+"""docs/read-model.md request bounds, counted at the botocore level on moto over HTTP:
 a month calendar ≤ 2 requests and a day's ranges ≤ 2, with 10 or 50,000 segments; the
 ranges of a day when recording never stops ≤ 2 (also when the day reaches now); a
 device's totals 1."""
@@ -23,7 +23,6 @@ from tests.support.tables import without_stream
 from video_index.core.keys import SegmentKey
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import create_tables
-from video_index.local.dynamodb_local import DynamoDBLocal
 
 _ser = TypeSerializer().serialize
 DEVICE = "cam-001"
@@ -88,10 +87,10 @@ class RequestCounter:
 
 @pytest.fixture(scope="module", params=[10, 50_000], ids=lambda n: f"{n}-segments")
 def loaded(
-    request: pytest.FixtureRequest, dynamodb_local: DynamoDBLocal
+    request: pytest.FixtureRequest, dynamodb_endpoint: str
 ) -> Iterator[tuple[ApiWorld, RequestCounter]]:
     with mock_aws():
-        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
+        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint)
         table = f"bounds-{request.param}"
         create_tables(dynamodb, table)
         without_stream(dynamodb, table)
@@ -188,12 +187,12 @@ def _moment(epoch_ms: int) -> datetime:
 
 @pytest.fixture(scope="module")
 def nonstop(
-    dynamodb_local: DynamoDBLocal,
+    dynamodb_endpoint: str,
 ) -> Iterator[tuple[ApiWorld, ApiWorld, RequestCounter, list[SegmentKey]]]:
     """A world long after the recording, and one in its afternoon of the 11th (whose
     recent part comes from segment items and the bucket, which holds the recent objects)."""
     with mock_aws():
-        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint)
+        dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint)
         table = "bounds-nonstop"
         create_tables(dynamodb, table)
         without_stream(dynamodb, table)

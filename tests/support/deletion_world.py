@@ -17,13 +17,13 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.support.tables import engine_client
 from video_index.aws.clients import S3_CONFIG
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
 from video_index.core.keys import SegmentKey, format_key, parse_key, segment_id
 from video_index.core.table_schema import deletions_table_definition
 from video_index.deletion.jobs import DeletionJobs
-from video_index.local.dynamodb_local import DynamoDBLocal
 
 BUCKET = "video-index-deletion-tests"
 REPLICA = "video-index-deletion-replica"
@@ -39,11 +39,7 @@ class Clock:
 
 def deletions_table(engine: str, request: pytest.FixtureRequest) -> tuple[Any, str]:
     """A fresh deletion requests table on ``engine`` (moto: inside ``mock_aws``)."""
-    if engine == "dynamodb_local":
-        server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
-        client = boto3.client("dynamodb", endpoint_url=server.endpoint)
-    else:
-        client = boto3.client("dynamodb")
+    client = engine_client(engine, request)
     name = f"deletions-{uuid.uuid4().hex[:12]}"
     client.create_table(**deletions_table_definition(name))
     client.get_waiter("table_exists").wait(TableName=name)

@@ -1,7 +1,7 @@
 """A moto-backed "deployed" stack to run ``video-index … --stack NAME`` against by hand.
 
-``python -m tests.support.deployed_demo [-- COMMAND…]`` starts a moto server and
-DynamoDB Local, deploys the stack of :mod:`tests.support.deployed_stack` there (the
+``python -m tests.support.deployed_demo [-- COMMAND…]`` starts a moto server (DynamoDB
+included), deploys the stack of :mod:`tests.support.deployed_stack` there (the
 synthesized state machines, 30 partitions of segments), plays every execution in a
 background thread (one state every ``--step-seconds``), and runs COMMAND (default:
 ``video-index rebuild start --stack video-index-test --interval 1``) as a subprocess
@@ -23,7 +23,6 @@ from moto.server import ThreadedMotoServer
 from tests.support.deployed_stack import STACK, deploy
 from tests.support.local_stack import CLI, ROOT
 from video_index.core.table_schema import create_tables
-from video_index.local.dynamodb_local import DynamoDBLocal
 
 
 def main() -> int:
@@ -45,28 +44,28 @@ def main() -> int:
     moto.start()
     host, port = moto.get_host_and_port()
     try:
-        with DynamoDBLocal() as dynamodb_local:
-            os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
-            os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = dynamodb_local.endpoint
-            dynamodb = boto3.client("dynamodb")
-            table = "video-index-read-model"
-            create_tables(dynamodb, table)
-            world = deploy(synth, dynamodb, table)
-            stop = threading.Event()
+        # The server holds every service, DynamoDB included.
+        os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{port}"
+        os.environ.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
+        dynamodb = boto3.client("dynamodb")
+        table = "video-index-read-model"
+        create_tables(dynamodb, table)
+        world = deploy(synth, dynamodb, table)
+        stop = threading.Event()
 
-            def play() -> None:
-                while not stop.wait(args.step_seconds):
-                    world.advance()
+        def play() -> None:
+            while not stop.wait(args.step_seconds):
+                world.advance()
 
-            player = threading.Thread(target=play, daemon=True)
-            player.start()
-            command = args.command or ["rebuild", "start", "--stack", STACK, "--interval", "1"]
-            print(f"$ video-index {' '.join(command)}", flush=True)
-            result = subprocess.run([*CLI, *command], cwd=ROOT, env=dict(os.environ))
-            print(f"(exit code {result.returncode})", flush=True)
-            stop.set()
-            player.join()
-            return result.returncode
+        player = threading.Thread(target=play, daemon=True)
+        player.start()
+        command = args.command or ["rebuild", "start", "--stack", STACK, "--interval", "1"]
+        print(f"$ video-index {' '.join(command)}", flush=True)
+        result = subprocess.run([*CLI, *command], cwd=ROOT, env=dict(os.environ))
+        print(f"(exit code {result.returncode})", flush=True)
+        stop.set()
+        player.join()
+        return result.returncode
     finally:
         moto.stop()
 

@@ -3,7 +3,7 @@
 CloudFormation (moto) creates the segment and reports buckets, the notification queue
 and its DLQ and both state machines — with the definitions CDK synthesizes — and
 outputs them under the keys of :mod:`video_index.core.contract`; the read model is a
-table in DynamoDB Local (the real engine), the ops function a name. moto records
+table on the DynamoDB endpoint over HTTP, the ops function a name. moto records
 executions; :class:`DeployedWorld` plays them with
 :class:`~tests.support.state_machine.StateMachineDouble` (the synthesized definition,
 the real steps) one step per :meth:`DeployedWorld.advance` — the CLI's pause between

@@ -1,6 +1,7 @@
 """Buckets, a read-model table and real video behind local endpoints, for deployed functions.
 
-S3 (and SQS) come from a moto server on a loopback port, DynamoDB from DynamoDB Local:
+S3 (and SQS) come from a moto server on a loopback port, DynamoDB from the session's
+DynamoDB endpoint over HTTP (a second moto server, in its own process):
 the functions under test reach them only through the standard ``AWS_ENDPOINT_URL_*``
 variables, exactly as configuration reaches a deployed function. Every world has its
 own bucket, reports bucket and table (a moto server's state is process-wide).

@@ -1,25 +1,37 @@
-"""Fresh read-model tables on either engine (moto or DynamoDB Local), for the fixtures."""
+"""Fresh read-model tables on an engine, for the fixtures.
+
+Engines: ``moto`` (in-process, inside ``mock_aws``) and ``endpoint`` (the session's DynamoDB
+endpoint over HTTP, the ``dynamodb_endpoint`` fixture). :data:`ENGINES` is what the
+engine-parametrized tests run on: moto, plus the endpoint when
+``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT`` names one (docs/testing.md).
+"""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import boto3
 import pytest
 
-from video_index.core.table_schema import create_tables
-from video_index.local.dynamodb_local import DynamoDBLocal
+from video_index.core.table_schema import create_tables, read_model_table_definition
 
 TableFactory = Callable[[], tuple[Any, str]]
+
+#: A DynamoDB-compatible endpoint (URL) to run the engine-parametrized tests on as well.
+ENDPOINT_ENV: Final = "VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT"
+ENGINES: Final[tuple[str, ...]] = (
+    ("moto", "endpoint") if os.environ.get(ENDPOINT_ENV) else ("moto",)
+)
 
 
 def engine_client(engine: str, request: pytest.FixtureRequest) -> Any:
     """A DynamoDB client of ``engine`` (for moto: inside an active ``mock_aws``)."""
-    if engine == "dynamodb_local":
-        server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
-        return boto3.client("dynamodb", endpoint_url=server.endpoint)
+    if engine == "endpoint":
+        endpoint: str = request.getfixturevalue("dynamodb_endpoint")
+        return boto3.client("dynamodb", endpoint_url=endpoint)
     return boto3.client("dynamodb")
 
 
@@ -40,11 +52,7 @@ def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFact
     """
 
     def factory() -> tuple[Any, str]:
-        if engine == "dynamodb_local":
-            server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
-            client = boto3.client("dynamodb", endpoint_url=server.endpoint)
-        else:
-            client = boto3.client("dynamodb")
+        client = engine_client(engine, request)
         name = f"read-model-{uuid.uuid4().hex[:12]}"
         create_tables(client, name)
         return client, name
@@ -53,8 +61,17 @@ def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFact
 
 
 def without_stream(client: Any, table: str) -> None:
-    """Turn the read-model table's stream off: for worlds loaded with their aggregates
-    already (``make_world(..., aggregate=False)``), where no consumer reads it. DynamoDB
-    Local slows down with every stream record it keeps, which made loading tens of
-    thousands of items take minutes."""
-    client.update_table(TableName=table, StreamSpecification={"StreamEnabled": False})
+    """Make the just-created, still empty read-model table ``table`` one without a stream:
+    for worlds loaded with their aggregates already (``make_world(..., aggregate=False)``),
+    where no consumer reads it and an engine keeping every stream record only slows the
+    loading of tens of thousands of items down.
+
+    The table is made again rather than updated: moto (5.x) fails every later write of a
+    table whose stream was turned off by ``UpdateTable`` (its shard outlives the view type).
+    """
+    client.delete_table(TableName=table)
+    client.get_waiter("table_not_exists").wait(TableName=table)
+    definition = read_model_table_definition(table)
+    del definition["StreamSpecification"]
+    client.create_table(**definition)
+    client.get_waiter("table_exists").wait(TableName=table)

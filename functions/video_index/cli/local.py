@@ -1,11 +1,11 @@
 """``video-index local``: the system on one machine (docs/local.md).
 
-``video-index local [--ready-file PATH] [--dynamodb local|moto] [--api-port N]
+``video-index local [--ready-file PATH] [--dynamodb-endpoint URL] [--api-port N]
 [--visibility-timeout S] [--bucket …] [--table …] [--annotations-table …] [--queue …]
 [--dlq …] [--verbose]`` runs :class:`video_index.local.stack.LocalStack` until
 SIGINT (Ctrl-C) or SIGTERM, then stops everything and removes the ready file.
-Exit codes: 0 after a clean shutdown, 1 the stack failed, 2 bad usage or DynamoDB
-Local cannot run (no Java, not installed; the message says how to fix it).
+Exit codes: 0 after a clean shutdown, 1 the stack failed (an endpoint that does not
+answer included), 2 bad usage.
 
 AWS modules are imported inside the handlers, so importing the CLI stays cheap.
 """
@@ -19,12 +19,13 @@ import threading
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
 from video_index.core.queue_settings import VISIBILITY_TIMEOUT_SECONDS
 
 #: SQS accepts visibility timeouts of 0 s to 12 h.
@@ -33,19 +34,19 @@ MAX_VISIBILITY_TIMEOUT: Final = 12 * 60 * 60
 
 def register(commands: Any) -> None:
     """Add this module's subcommands to the ``video-index`` parser."""
-    from video_index.local.names import DYNAMODB_ENGINES, LocalNames
+    from video_index.local.names import LocalNames
 
     defaults = LocalNames()
     local = commands.add_parser(
         "local",
-        help="run the whole system on this machine (moto, DynamoDB Local, worker, API)",
+        help="run the whole system on this machine (moto server, workers, API)",
         description=(
-            "Start a moto server (S3, SQS, CloudWatch) and DynamoDB Local on free loopback "
-            "ports, create the bucket, the queue with its dead-letter queue and the tables "
+            "Start a moto server (S3, SQS, CloudWatch, DynamoDB) on a free loopback "
+            "port, create the bucket, the queue with its dead-letter queue and the tables "
             "like the CDK stack, route S3 events to the queue, feed them to the ingest "
             "handler like Lambda's SQS event source and serve the HTTP API on 127.0.0.1. "
             "Runs until Ctrl-C or SIGTERM. Exit code 0 after a clean shutdown, 1 when the "
-            "stack failed, 2 on bad usage or when DynamoDB Local cannot run."
+            "stack failed, 2 on bad usage."
         ),
     )
     local.add_argument(
@@ -58,12 +59,13 @@ def register(commands: Any) -> None:
         ),
     )
     local.add_argument(
-        "--dynamodb",
-        choices=DYNAMODB_ENGINES,
-        default="local",
+        "--dynamodb-endpoint",
+        type=_endpoint,
+        metavar="URL",
         help=(
-            "local: AWS's DynamoDB Local (needs Java 17+, `make install`); moto: moto's "
-            "emulation, no Java needed (default: local)"
+            "keep the tables (and read the stream) at this DynamoDB-compatible endpoint, "
+            "one you run yourself, instead of the stack's moto server; the tables must not "
+            "exist there yet (default: the moto server)"
         ),
     )
     local.add_argument(
@@ -113,6 +115,19 @@ def _port(text: str) -> int:
     return port
 
 
+def _endpoint(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an endpoint URL (http://host:port or https://host)"
+        )
+    try:
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} has no valid port") from None
+    return text
+
+
 def _visibility(text: str) -> int:
     try:
         seconds = int(text)
@@ -134,7 +149,6 @@ class _Shutdown(BaseException):
 
 
 def _local(args: argparse.Namespace, console: Console) -> int:
-    from video_index.local.dynamodb_local import DynamoDBLocalError
     from video_index.local.names import LocalNames
     from video_index.local.ready import write_ready_file
     from video_index.local.stack import LocalStack
@@ -142,7 +156,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     stack = LocalStack(
-        dynamodb=args.dynamodb,
+        dynamodb_endpoint=args.dynamodb_endpoint,
         api_port=args.api_port,
         names=LocalNames(
             bucket=args.bucket,
@@ -192,14 +206,6 @@ def _local(args: argparse.Namespace, console: Console) -> int:
     except _Shutdown:
         console.print("interrupted while starting")
         return EXIT_OK
-    except DynamoDBLocalError as exc:
-        console.print(Text(f"error: {exc}", style="bold red"))
-        console.print(
-            "To run without Java and DynamoDB Local, use moto's DynamoDB instead: "
-            "video-index local --dynamodb moto",
-            markup=False,
-        )
-        return EXIT_USAGE
     except Exception as exc:
         console.print(Text(f"error: the local stack failed: {exc}", style="red"))
         return EXIT_PROBLEM

@@ -2,8 +2,10 @@
 
 Nothing here reads the user's AWS configuration: no profile, no config or
 credentials file, no environment credentials. The fixed key is written into the
-ready file; DynamoDB Local runs with ``-sharedDb``, so a program using other
-credentials (the AWS CLI with the user's own) sees the same tables too.
+ready file; moto serves every access key from one account and the stack's server
+serves every region as its own (:func:`video_index.local.stack._one_region`), so a
+program using other credentials (the AWS CLI with the user's own) sees the same tables
+too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from botocore.config import Config
 
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 
-#: DynamoDB Local accepts only letters and digits in the access key id.
+#: Letters and digits only: the key also suits DynamoDB-compatible engines that accept no
+#: other characters in an access key id (``--dynamodb-endpoint``).
 ACCESS_KEY_ID: Final = "videoindexlocal"
 SECRET_ACCESS_KEY: Final = "videoindexlocal"
 REGION: Final = "us-east-1"

