@@ -83,11 +83,12 @@ def synth() -> Synth:
     return synthesize()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium per worker for every test that drives one: starting it is the
-    slow part; each test opens its own context."""
-    from tests.support.browser import chromium  # Playwright loads only where a test needs it
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium per test module that drives one (each test opens its own
+    context), and one at a time across workers: a module's Chromium holds the run's lock
+    while it lives, so a worker never waits for the other's whole session."""
+    from tests.support.browser import chromium, run_lock_dir  # Playwright loads only here
 
-    with chromium() as launched:
+    with chromium(run_lock_dir(tmp_path_factory)) as launched:
         yield launched

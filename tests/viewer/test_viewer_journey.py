@@ -337,8 +337,14 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
     except PlaywrightTimeoutError:
         state = page.evaluate(PLAYER_STATE)
         raise AssertionError(f"playback never got past the gap: {state}") from None
+    # (the paused position reaches the clock with the last 'timeupdate', queued after `paused`
+    # turns true and before the 'pause' event: wait for that event, registered before pausing)
+    page.evaluate(
+        """() => document.querySelector('[data-testid=video]').addEventListener(
+          'pause', () => { window.__pauseFired = true; }, {once: true})"""
+    )
     page.keyboard.press("k")  # pause
-    page.wait_for_function("document.querySelector('[data-testid=video]').paused")
+    page.wait_for_function("window.__pauseFired === true")
     samples = [(parse(t), segment) for t, segment in page.evaluate("window.__samples") if t]
     times = [t for t, _ in samples]
     pixel = (end - start) / track["width"]
