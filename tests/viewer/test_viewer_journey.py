@@ -37,7 +37,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.support.local_stack import RunningStack, iso
+from tests.support.local_stack import RunningStack, iso, start_local, stop
 from video_index.local.demo import camera_day, content
 from video_index.upload import upload_segment
 
@@ -97,7 +97,19 @@ class Watch:
 
 
 @pytest.fixture(scope="module")
-def demo(local_stack: RunningStack) -> Iterator[RunningStack]:
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    # Given a stack whose API clock starts at NOW (`--now`: what is fresh follows the demo's
+    # day, not today's date, so its last minutes are merged from S3 on every run)
+    local_stack = start_local(
+        tmp_path_factory.mktemp("journey"), "--visibility-timeout", "2", "--now", iso(NOW)
+    )
+    try:
+        yield from _uploaded(local_stack)
+    finally:
+        stop(local_stack.process)
+
+
+def _uploaded(local_stack: RunningStack) -> Iterator[RunningStack]:
     # Given the demo's cameras uploaded through the uploader around NOW, and indexed
     uploads = list(camera_day(NOW))
     s3 = local_stack.client("s3")

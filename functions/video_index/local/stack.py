@@ -137,6 +137,7 @@ class LocalStack:
         function_timeout_seconds: float = INGEST_TIMEOUT_SECONDS,
         dynamodb_local_dir: Path | None = None,
         settings_overrides: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,  # the API's (``video-index local --now``)
     ) -> None:
         if dynamodb not in DYNAMODB_ENGINES:
             raise ValueError(f"dynamodb must be one of {', '.join(DYNAMODB_ENGINES)}")
@@ -150,6 +151,7 @@ class LocalStack:
         self.function_timeout_seconds = function_timeout_seconds
         self.dynamodb_local_dir = dynamodb_local_dir
         self.settings_overrides = dict(settings_overrides or {})
+        self.clock = clock
         self.session = isolated_session()
         self._endpoints: dict[str, Any] | None = None
         self._stops: list[tuple[str, Callable[[], None]]] = []
@@ -334,7 +336,7 @@ class LocalStack:
         self._stops.append(("deletion worker", self.deletion_worker.stop))
         self.deletion_worker.start()
 
-        api_services = build_api_services(self.settings, self.clients)
+        api_services = build_api_services(self.settings, self.clients, self.clock)
         api.configure(lambda: api_services)
         self.http_api = LocalHttpApi(api.app.resolve, port=self.api_port or 0, region=REGION)
         self._stops.append(("HTTP API", self.http_api.stop))
