@@ -23,7 +23,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 # moto servers, subprocesses and a browser rather than on the CPU.
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install chromium test lint bench demo synth clean
+.PHONY: install chromium test test-deep lint bench demo synth clean
 
 install: $(STAMP) $(NPM_STAMP)
 
@@ -53,6 +53,11 @@ chromium:
 
 test: install chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The property tests only (Hypothesis marks them), with random examples and ten times as many
+# (tests/conftest.py's "deep" profile); `make test` runs them deterministically ("ci").
+test-deep: install
+	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS) -m hypothesis
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -95,11 +95,48 @@ def synth() -> Synth:
     return synthesize()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium per worker for every test that drives one: starting it is the
-    slow part; each test opens its own context."""
-    from tests.support.browser import chromium  # Playwright loads only where a test needs it
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium per test module that drives one (each test opens its own
+    context), and one at a time across workers: a module's Chromium holds the run's lock
+    while it lives, so a worker never waits for the other's whole session."""
+    from tests.support.browser import chromium, run_lock_dir  # Playwright loads only here
 
-    with chromium() as launched:
+    with chromium(run_lock_dir(tmp_path_factory)) as launched:
         yield launched
+
+
+# --- property tests: deterministic in CI, deeper on demand -------------------------------------
+# ``ci`` (the default): the same examples on every run and machine, so a red run is a finding
+# that reproduces, never the luck of a draw; no deadline (a shared 2-core machine's timing is
+# not the product's). ``deep`` (``make test-deep``): random examples, ten times as many where a
+# test names its own budget. Chosen by ``$HYPOTHESIS_PROFILE``.
+import hypothesis  # noqa: E402 (here, with what it is for)
+
+HYPOTHESIS_PROFILE_ENV = "HYPOTHESIS_PROFILE"
+DEEP_FACTOR = 10
+hypothesis.settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, max_examples=100, print_blob=True
+)
+hypothesis.settings.register_profile(
+    "deep", derandomize=False, deadline=None, max_examples=100 * DEEP_FACTOR, print_blob=True
+)
+hypothesis.settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV, "ci"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``deep``, a test's own ``max_examples`` (its budget for the whole suite's time)
+    grows by ``DEEP_FACTOR``: a profile cannot override a test's explicit settings, so the
+    settings object ``@settings`` attached to the test is replaced (once per function)."""
+    if hypothesis.settings.default.derandomize:
+        return
+    scaled: set[int] = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or id(test) in scaled or own.max_examples >= 100 * DEEP_FACTOR:
+            continue
+        scaled.add(id(test))
+        test._hypothesis_internal_use_settings = hypothesis.settings(
+            own, max_examples=own.max_examples * DEEP_FACTOR
+        )

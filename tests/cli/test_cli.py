@@ -291,3 +291,21 @@ def test_importing_the_cli_loads_no_aws_sdk() -> None:
 
     # Then neither boto3 nor moto was imported, so no AWS configuration was read
     assert result.stdout.strip() == "[]"
+
+
+def test_local_now_starts_the_api_clock_at_an_instant_and_runs_on() -> None:
+    import argparse
+    import time as real_time
+
+    from video_index.cli.local import _instant, running_from
+
+    # Given --now at a fixed instant (not today's date)
+    moment = _instant("2026-10-26T09:00:00Z")
+    clock = running_from(moment)
+    # Then the clock reads that instant, and runs on at the real pace
+    assert abs(clock() - moment.timestamp()) < 1
+    offset = clock() - real_time.time()
+    assert abs(clock() - real_time.time() - offset) < 0.01
+    # And an instant without an offset is refused, naming what is missing
+    with pytest.raises(argparse.ArgumentTypeError, match="no offset"):
+        _instant("2026-10-26T09:00:00")

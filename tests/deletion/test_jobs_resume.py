@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
@@ -45,32 +45,66 @@ def shared(request: pytest.FixtureRequest) -> Iterator[World]:
         yield make_world(dynamodb, table)
 
 
+def new_job(world: World, *, erase: bool) -> tuple[str, str, list[str], set[str]]:
+    """12 keys of a device of its own over two hour folders, 9 of them in the window, and a
+    job deleting them 2 at a time: (deletion id, device, keys, keys covered)."""
+    device = f"{next(_devices)}-{uuid.uuid4().hex[:6]}"
+    keys = put_run(world.s3, device, at(20, 9, 58), 12, step_s=20)
+    deletion_id = (
+        world.jobs(batch_size=2)
+        .create(
+            device, to_epoch_ms(LOW), to_epoch_ms(HIGH), kind="video", erase=erase, created_by="t"
+        )
+        .deletion_id
+    )
+    return deletion_id, device, keys, meets(keys, device, LOW, HIGH)
+
+
+def requests_of_a_whole_run(world: World, *, erase: bool) -> list[str]:
+    """The AWS requests (operation names, in order) an uninterrupted job of the same shape
+    makes: the kill points, so every example kills at a request that really happens."""
+    deletion_id, _, _, covered = new_job(world, erase=erase)
+    recorder = Killer([world.s3, world.dynamodb], None)
+    try:
+        job = world.jobs(batch_size=2).run(deletion_id).request
+    finally:
+        recorder.disarm()
+    assert (job.state, job.deleted) == (DeletionState.DONE, len(covered))
+    return recorder.operations
+
+
+@pytest.fixture(scope="module")
+def whole_runs(shared: World) -> dict[bool, list[str]]:
+    """``requests_of_a_whole_run`` for each ``erase``, recorded once: every job of the shape
+    makes the same requests (each example checks so up to its kill point)."""
+    return {erase: requests_of_a_whole_run(shared, erase=erase) for erase in (False, True)}
+
+
 @settings(
     max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(kill_at=st.integers(1, 26), after=st.booleans(), erase=st.booleans())
+@given(data=st.data(), after=st.booleans(), erase=st.booleans())
 def test_a_job_killed_anywhere_and_resumed_ends_as_if_never_stopped(
-    shared: World, kill_at: int, after: bool, erase: bool
+    shared: World, whole_runs: dict[bool, list[str]], data: st.DataObject, after: bool, erase: bool
 ) -> None:
-    # Given 12 keys of a device over two hour folders, 9 of them in the window, deleted
-    # 2 at a time
-    device = f"{next(_devices)}-{uuid.uuid4().hex[:6]}"
-    keys = put_run(shared.s3, device, at(20, 9, 58), 12, step_s=20)
-    covered = meets(keys, device, LOW, HIGH)
-    jobs = shared.jobs(batch_size=2)
-    deletion_id = jobs.create(
-        device, to_epoch_ms(LOW), to_epoch_ms(HIGH), kind="video", erase=erase, created_by="t"
-    ).deletion_id
-    # When the process dies at its n-th AWS request
+    # Given the requests a whole run makes, and one of them drawn as the kill point
+    requests = whole_runs[erase]
+    kill_at = data.draw(st.integers(1, len(requests)), label="kill_at")
+    note(f"killed {'after' if after else 'before'} request {kill_at}: {requests[kill_at - 1]}")
+    # And a job of the same shape: 12 keys of a device over two hour folders, 9 of them in
+    # the window, deleted 2 at a time
+    deletion_id, device, keys, covered = new_job(shared, erase=erase)
+    # When the process dies at that request
     killer = Killer([shared.s3, shared.dynamodb], kill_at, after=after)
     try:
-        jobs.run(deletion_id)
-    except Killed:
-        pass
+        with pytest.raises(Killed):
+            shared.jobs(batch_size=2).run(deletion_id)
     finally:
         killer.disarm()
+    # (the kill fired, at the request drawn: the run made the same requests until then)
+    assert killer.operations[:kill_at] == requests[:kill_at]
     # And another process continues once the dead one's lease has run out
     shared.clock.now += DEFAULT_LEASE_SECONDS + 1
     job = shared.jobs(batch_size=2).run(deletion_id).request

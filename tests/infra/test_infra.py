@@ -244,29 +244,34 @@ def test_queue_visibility_timeout_is_at_least_six_times_the_lambda_timeout(synth
 
 
 def test_only_the_segment_bucket_may_send_to_the_queue(synth: Synth) -> None:
-    # Given the notification queue's resource policy
+    # Given every resource policy of the notification queue
     ingest = synth.stack.ingest
-    synth.template.has_resource_properties(
-        "AWS::SQS::QueuePolicy",
+    queue_arn = synth.arn(ingest.queue)
+    policies = [
+        props["PolicyDocument"]
+        for props in (r["Properties"] for r in synth.of_type("AWS::SQS::QueuePolicy").values())
+        if synth.ref(ingest.queue) in props["Queues"]
+    ]
+    # Then there is one, and its statements are exactly these two: plain HTTP denied, and
+    # the segment bucket's notifications allowed (sending, and the two reads S3 makes when
+    # it checks the destination) — no other principal, action or resource
+    (policy,) = policies
+    assert _statements(policy) == [
         {
-            "Queues": [synth.ref(ingest.queue)],
-            "PolicyDocument": {
-                "Statement": Match.array_with(
-                    [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "s3.amazonaws.com"},
-                            "Action": Match.array_with(["sqs:SendMessage"]),
-                            "Resource": synth.arn(ingest.queue),
-                            "Condition": {
-                                "ArnLike": {"aws:SourceArn": synth.arn(synth.stack.storage.bucket)}
-                            },
-                        }
-                    ]
-                )
-            },
+            "Action": "sqs:*",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Resource": queue_arn,
         },
-    )
+        {
+            "Action": ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
+            "Condition": {"ArnLike": {"aws:SourceArn": synth.arn(synth.stack.storage.bucket)}},
+            "Effect": "Allow",
+            "Principal": {"Service": "s3.amazonaws.com"},
+            "Resource": queue_arn,
+        },
+    ]
 
 
 def test_bucket_notifies_the_queue_of_created_removed_and_expired_objects_under_v1(

@@ -29,6 +29,7 @@ from tests.support.local_stack import (
     iso,
     poll,
     put_segments,
+    queue_depth,
     start_local,
     stop,
 )
@@ -182,7 +183,14 @@ def test_a_deleted_segment_uploaded_again_never_shows_up_until_the_request_is_wi
     assert status == 200 and withdrawn["state"] == "withdrawn"
     put_segments(local_stack, device, FIRST, 1)
     indexed(local_stack, device, 1)
-    time.sleep(2)  # longer than an ingest batch: nothing deletes it
+    # (the positive signal that nothing is left to delete it: every event consumed, so no
+    # delivery of the upload's, first or repeated, is still to come)
+    poll(
+        lambda: queue_depth(local_stack, "queue_url"),
+        lambda depth: depth == 0,
+        "the ingest queue drained",
+        EVENT_TIMEOUT,
+    )
     assert versions_of(local_stack, key)[0] is False
 
 

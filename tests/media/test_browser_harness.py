@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from tests.support.browser import Playback, chromium_path, hls_js_path, play_hls
+from tests.support.browser import (
+    Playback,
+    browser_turn,
+    chromium_path,
+    hls_js_path,
+    play_hls,
+)
 from tests.support.hls_server import HlsServer, hls_server
 from video_index.media.synthetic import epoch, synthetic_clip
 
@@ -27,9 +33,6 @@ STARTS = tuple(epoch() + timedelta(seconds=s) for s in (0, CLIP_SECONDS, 2 * CLI
 # As hls.js reports them (Date.toISOString): milliseconds, "Z".
 DATES = tuple(start.isoformat(timespec="milliseconds").replace("+00:00", "Z") for start in STARTS)
 TOTAL_SECONDS = CLIP_SECONDS * len(NAMES)
-# At 16× on a busy machine playback can outrun loading: hls.js then reports a stall (not
-# fatal) and waits. Any other error (a hole skipped, a nudge past a gap) is a finding.
-HARMLESS_AT_HIGH_RATE = {"mediaError/bufferStalledError"}
 
 
 def top_level_boxes(data: bytes) -> Iterator[tuple[str, int, int]]:
@@ -114,7 +117,7 @@ def another_origin(server: HlsServer, kind: str) -> str:
 
 def assert_played_through(playback: Playback) -> None:
     assert playback.fatal_errors == []
-    assert set(playback.errors) <= HARMLESS_AT_HIGH_RATE, playback.errors
+    assert playback.unexpected_errors == [], playback.errors  # see HARMLESS_PLAYER_ERRORS
     assert playback.console_errors == []
     assert playback.failed_requests == []
     assert playback.ended
@@ -247,3 +250,18 @@ def test_a_missing_chromium_or_hls_js_fails_with_how_to_get_it(
         chromium_path()
     with pytest.raises(pytest.fail.Exception, match="run make install"):
         hls_js_path()
+
+
+def test_one_chromium_turn_at_a_time(tmp_path: Path) -> None:
+    # Given one holder of the run's Chromium turn (flock: per open file, so a second opening
+    # in this process contends as another worker's would)
+    # When another asks for it, Then it waits, and past its deadline fails naming the lock
+    with (
+        browser_turn(tmp_path),
+        pytest.raises(pytest.fail.Exception, match=r"chromium\.lock"),
+        browser_turn(tmp_path, timeout_s=0.3),
+    ):
+        pass  # pragma: no cover - the turn is held
+    # And once the holder is done, the next one gets it at once
+    with browser_turn(tmp_path, timeout_s=0):
+        pass

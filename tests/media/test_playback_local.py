@@ -231,8 +231,11 @@ def test_hls_js_in_chromium_plays_to_the_end(
     playback = play_hls(
         browser, _playlist_url(uploaded, device), page_origin=uploaded.ready["api"], rate=8
     )
-    # Then it plays to the end without a fatal error, every file's seconds
+    # Then it plays to the end without a fatal error, nor any but the named harmless ones,
+    # every file's seconds
     assert playback.fatal_errors == [], playback
+    assert playback.unexpected_errors == [], playback
+    assert playback.console_errors == [], playback
     assert playback.ended, playback
     assert playback.duration == pytest.approx(FILE_SECONDS * len(STARTS), abs=0.2)
     assert playback.played_seconds == pytest.approx(FILE_SECONDS * len(STARTS), abs=0.2)

@@ -195,22 +195,27 @@ class Killed(BaseException):
 class Killer:
     """Kills the "process" at its ``at_call``-th AWS request of ``clients`` — before the
     request is sent, or with ``after`` once it took effect but before its answer is read —
-    and every request after that fails too, until :meth:`disarm` (a new process)."""
+    and every request after that fails too, until :meth:`disarm` (a new process).
 
-    def __init__(self, clients: list[Any], at_call: int, *, after: bool) -> None:
+    With ``at_call`` None it kills nothing and only records: ``operations`` lists every
+    request's operation name in order, the kill points a property test draws from."""
+
+    def __init__(self, clients: list[Any], at_call: int | None, *, after: bool = False) -> None:
         self.clients = clients
         self.at_call = at_call
         self.after = after
         self.calls = 0
+        self.operations: list[str] = []
         self.dead = False
         for client in clients:
             client.meta.events.register("before-call", self._before)
             client.meta.events.register("after-call", self._after)
 
-    def _before(self, **_: Any) -> None:
+    def _before(self, model: Any = None, **_: Any) -> None:
         if self.dead:
             raise Killed()
         self.calls += 1
+        self.operations.append(getattr(model, "name", "?"))
         if not self.after and self.calls == self.at_call:
             self.dead = True
             raise Killed()

@@ -37,7 +37,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, Response
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.support.local_stack import RunningStack, iso
+from tests.support.local_stack import RunningStack, iso, start_local, stop
 from video_index.local.demo import camera_day, content
 from video_index.upload import upload_segment
 
@@ -97,7 +97,19 @@ class Watch:
 
 
 @pytest.fixture(scope="module")
-def demo(local_stack: RunningStack) -> Iterator[RunningStack]:
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    # Given a stack whose API clock starts at NOW (`--now`: what is fresh follows the demo's
+    # day, not today's date, so its last minutes are merged from S3 on every run)
+    local_stack = start_local(
+        tmp_path_factory.mktemp("journey"), "--visibility-timeout", "2", "--now", iso(NOW)
+    )
+    try:
+        yield from _uploaded(local_stack)
+    finally:
+        stop(local_stack.process)
+
+
+def _uploaded(local_stack: RunningStack) -> Iterator[RunningStack]:
     # Given the demo's cameras uploaded through the uploader around NOW, and indexed
     uploads = list(camera_day(NOW))
     s3 = local_stack.client("s3")
@@ -337,8 +349,14 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
     except PlaywrightTimeoutError:
         state = page.evaluate(PLAYER_STATE)
         raise AssertionError(f"playback never got past the gap: {state}") from None
+    # (the paused position reaches the clock with the last 'timeupdate', queued after `paused`
+    # turns true and before the 'pause' event: wait for that event, registered before pausing)
+    page.evaluate(
+        """() => document.querySelector('[data-testid=video]').addEventListener(
+          'pause', () => { window.__pauseFired = true; }, {once: true})"""
+    )
     page.keyboard.press("k")  # pause
-    page.wait_for_function("document.querySelector('[data-testid=video]').paused")
+    page.wait_for_function("window.__pauseFired === true")
     samples = [(parse(t), segment) for t, segment in page.evaluate("window.__samples") if t]
     times = [t for t, _ in samples]
     pixel = (end - start) / track["width"]

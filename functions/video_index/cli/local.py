@@ -16,6 +16,9 @@ import argparse
 import logging
 import signal
 import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final
@@ -82,6 +85,16 @@ def register(commands: Any) -> None:
             "stack; lower it to see retries and the DLQ sooner)"
         ),
     )
+    local.add_argument(
+        "--now",
+        type=_instant,
+        metavar="ISO",
+        help=(
+            "the API's clock starts at this instant (with an offset, e.g. "
+            "2026-10-26T09:00:00Z) and runs on: what is fresh, and the demo's day, follow "
+            "it (default: the real clock)"
+        ),
+    )
     local.add_argument("--bucket", default=defaults.bucket, help="default: %(default)s")
     local.add_argument("--table", default=defaults.table, help="default: %(default)s")
     local.add_argument(
@@ -138,6 +151,22 @@ def _visibility(text: str) -> int:
     return seconds
 
 
+def _instant(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 instant") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no offset (add Z or +HH:MM)")
+    return moment
+
+
+def running_from(moment: datetime) -> Callable[[], float]:
+    """A clock (epoch seconds) that reads ``moment`` now and runs on at the real pace."""
+    offset = moment.timestamp() - time.time()
+    return lambda: time.time() + offset
+
+
 # --- local -------------------------------------------------------------------------------
 
 
@@ -166,6 +195,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             dlq=args.dlq,
         ),
         visibility_timeout_seconds=args.visibility_timeout,
+        clock=time.time if args.now is None else running_from(args.now),
     )
     stop = threading.Event()
     phase = {"starting": True}
@@ -194,7 +224,8 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         if args.demo:
             from video_index.local.demo import run_demo
 
-            outcome = run_demo(stack, console)
+            demo_now = datetime.fromtimestamp(stack.clock(), tz=UTC)
+            outcome = run_demo(stack, console, demo_now)
             if args.once or outcome != EXIT_OK:
                 return outcome
         console.print("[green]ready[/green] — Ctrl-C or SIGTERM stops everything")

@@ -166,6 +166,7 @@ class LocalStack:
         max_receive_count: int = MAX_RECEIVE_COUNT,
         function_timeout_seconds: float = INGEST_TIMEOUT_SECONDS,
         settings_overrides: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,  # the API's (``video-index local --now``)
     ) -> None:
         self.dynamodb_endpoint = dynamodb_endpoint
         self.dynamodb_engine: DynamoDBEngine = "endpoint" if dynamodb_endpoint else "moto"
@@ -177,6 +178,7 @@ class LocalStack:
         self.max_receive_count = max_receive_count
         self.function_timeout_seconds = function_timeout_seconds
         self.settings_overrides = dict(settings_overrides or {})
+        self.clock = clock
         self.session = isolated_session()
         self._endpoints: dict[str, Any] | None = None
         self._camera_entries: dict[str, str] = {}
@@ -363,7 +365,7 @@ class LocalStack:
         self._stops.append(("deletion worker", self.deletion_worker.stop))
         self.deletion_worker.start()
 
-        api_services = build_api_services(self.settings, self.clients)
+        api_services = build_api_services(self.settings, self.clients, self.clock)
         api.configure(lambda: api_services)
         self.http_api = LocalHttpApi(api.app.resolve, port=self.api_port or 0, region=REGION)
         self._stops.append(("HTTP API", self.http_api.stop))
