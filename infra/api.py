@@ -66,7 +66,7 @@ def route_paths() -> list[str]:
     does); ``OPTIONS`` stays with API Gateway, which answers CORS preflights itself
     (an authorized ``ANY`` route would send them to the authorizer and fail them).
     """
-    from video_index.query.app import route_methods
+    from video_index.app.routes import route_methods
 
     return sorted(path for path in route_methods() if path not in VIEWER_PATHS)
 

@@ -156,7 +156,7 @@ def test_api_has_exactly_the_documented_routes_all_to_the_api_function(synth: Sy
 
 def test_the_resolver_documents_exactly_these_paths() -> None:
     # Given the paths of the resolver's OpenAPI document (what infra routes from)
-    from video_index.query.app import route_methods
+    from video_index.app.routes import route_methods
 
     # Then they are the documented API paths and the viewer's
     assert sorted(route_methods()) == sorted(DOCUMENTED_PATHS + VIEWER_PATHS)

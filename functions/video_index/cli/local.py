@@ -133,6 +133,7 @@ class _Shutdown(BaseException):
     """
 
 
+# long: the command's whole life, in order: start, announce, wait, stop
 def _local(args: argparse.Namespace, console: Console) -> int:
     from video_index.local.dynamodb_local import DynamoDBLocalError
     from video_index.local.names import LocalNames

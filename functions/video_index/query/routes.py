@@ -1,7 +1,7 @@
 """The read routes of the HTTP API (docs/api.md): parse, call the query layer, shape.
 
 No DynamoDB or S3 code here: answers come from :class:`~video_index.query.queries.Queries`,
-errors are mapped once in :mod:`video_index.query.app`.
+errors are mapped once in :mod:`video_index.api.resolver`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from video_index.annotations.model import Annotation
+from video_index.annotations.service import Annotations
 from video_index.annotations.shapes import annotation_out
+from video_index.api import params
+from video_index.api.context import Presign, optional_service, service
+from video_index.api.errors import responses
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.timeunits import iso_ms
-from video_index.media.playback import playlist_segments
-from video_index.query import params
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
-from video_index.query.context import responses, services
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
     CalendarDayOut,
@@ -33,11 +34,13 @@ from video_index.query.models import (
     SegmentOut,
     SegmentPage,
 )
+from video_index.query.playback import playlist_segments
 from video_index.query.playlist import CONTENT_TYPE, MAX_WINDOW_MS, build_playlist
+from video_index.query.queries import Queries
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
 #: The single-segment route's path parameters, bounded in the document; their rules
-#: (docs/keys.md) are checked by :func:`video_index.query.params.segment`, naming the one
+#: (docs/keys.md) are checked by :func:`video_index.api.params.segment`, naming the one
 #: broken (a schema pattern would answer the same 400 with a less helpful message).
 SegmentDevice = Annotated[str, Path(max_length=64)]
 SegmentKind = Annotated[str, Path(max_length=16)]
@@ -70,7 +73,7 @@ def _segment_out(
 def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | None:
     """The annotations of each entry (by key): one Query for all of them (the join,
     docs/annotations.md); None when annotations are off."""
-    annotations = services().annotations
+    annotations = optional_service(Annotations)
     return annotations.for_entries(device, entries) if annotations is not None else None
 
 
@@ -94,7 +97,7 @@ def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
-    queries = services().queries
+    queries = service(Queries)
     names, next_cursor = queries.devices(limit, cursor)
     return DevicePage(
         items=[_totals_out(name, queries.device_totals(name)) for name in names],
@@ -105,7 +108,7 @@ def list_devices(
 @router.get("/devices/<device>", responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
-    return _totals_out(device, services().queries.device_totals(device))
+    return _totals_out(device, service(Queries).device_totals(device))
 
 
 @router.get("/devices/<device>/calendar", responses=responses())
@@ -114,7 +117,7 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
     year, month_number = parse_month(month or "")
     zone = parse_zone(tz or "")
     try:
-        days = services().queries.calendar(device, year, month_number, zone)
+        days = service(Queries).calendar(device, year, month_number, zone)
     except CalendarError as exc:
         raise BadInput("tz", exc.message) from None
     return CalendarOut(
@@ -138,7 +141,7 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
-    spans = services().queries.ranges(device, start_ms, end_ms)
+    spans = service(Queries).ranges(device, start_ms, end_ms)
     return RangesOut(
         device=device,
         from_=iso_ms(start_ms),
@@ -158,7 +161,7 @@ def list_segments(
 ) -> SegmentPage:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
-    page = services().queries.segments_page(
+    page = service(Queries).segments_page(
         device, params.kinds(kind, KINDS), start_ms, end_ms, limit, cursor
     )
     joined = _joined(device, page.items)
@@ -177,11 +180,11 @@ def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> 
     GetItem in the serving generation's partition of the device and kind, one HEAD."""
     device = params.device(device)
     segment = params.segment(device, kind, name)
-    svc = services()
-    entry = svc.queries.segment(segment)
+    queries, presign = service(Queries), service(Presign)
+    entry = queries.segment(segment)
     joined = _joined(device, [entry])
     return _segment_out(
-        entry, svc.presign(entry.key), joined.get(entry.key, []) if joined is not None else None
+        entry, presign(entry.key), joined.get(entry.key, []) if joined is not None else None
     )
 
 
@@ -199,7 +202,7 @@ def get_playlist(
 ) -> Response[str]:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
-    entries = services().queries.window_entries(device, "video", start_ms, end_ms)
+    entries = service(Queries).window_entries(device, "video", start_ms, end_ms)
     body = build_playlist(playlist_segments(entries))
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
 
@@ -215,11 +218,11 @@ def list_overlays(
 ) -> SegmentPage:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
-    svc = services()
-    page = svc.queries.segments_page(
+    queries, presign = service(Queries), service(Presign)
+    page = queries.segments_page(
         device, params.kinds(kind, OVERLAY_KINDS), start_ms, end_ms, limit, cursor
     )
     return SegmentPage(
-        items=[_segment_out(e, svc.presign(e.key)) for e in page.items],
+        items=[_segment_out(e, presign(e.key)) for e in page.items],
         next_cursor=page.next_cursor,
     )
