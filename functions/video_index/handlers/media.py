@@ -13,7 +13,7 @@ from video_index.api.context import configure
 from video_index.app.routes import media_app
 from video_index.app.services import build_media_services
 from video_index.aws.clients import Clients
-from video_index.core.contract import MEDIA_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.contract import ENV_BUCKET, MEDIA_SERVICE_NAME, METRICS_NAMESPACE
 from video_index.core.settings import Settings
 
 logger = Logger(service=MEDIA_SERVICE_NAME)
@@ -24,7 +24,8 @@ tracer = Tracer(service=MEDIA_SERVICE_NAME)
 @cache
 def services() -> dict[type[Any], object]:
     """Built on the first invocation (not at import) and reused while the container lives."""
-    return build_media_services(Settings.from_env(), Clients.default())
+    settings = Settings.from_env(required=(ENV_BUCKET,))  # no table: renditions only
+    return build_media_services(settings, Clients.default())
 
 
 configure(services)
