@@ -62,6 +62,7 @@ from tests.support.read_model_view import stored
 from tests.support.reference_projection import RefModel, project, with_aggregates
 from tests.support.reference_projection import ranges as reference_ranges
 from tests.support.tables import without_stream
+from video_index.app.services import build_api_services
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 from video_index.core.keys import MAX_DURATION_MS, format_start, segment_id
 from video_index.core.ranges import merge_ranges
@@ -70,7 +71,6 @@ from video_index.core.table_schema import create_tables
 from video_index.query.calendar import CalendarDay
 from video_index.query.entries import KindTotals
 from video_index.query.queries import Queries
-from video_index.query.service import build_api_services
 
 DEVICE: Final = "cam-001"
 KIND: Final = "video"

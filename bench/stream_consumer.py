@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from video_index.aggregate.consumer import Aggregator
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.layout import CONTROL_PK
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS

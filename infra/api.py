@@ -54,23 +54,24 @@ from video_index.core.contract import (
     ENV_VIEWER_OIDC_CLIENT_ID,
     ENV_VIEWER_OIDC_ISSUER,
     EXPORTS_PREFIX,
-    RENDITIONS_PREFIX,
     VIEWER_PATHS,
 )
 from video_index.viewer.assets import VENDOR_ASSET_PATH, npm_hls_js
 
 
 def route_paths() -> list[str]:
-    """Every path the API documents (docs/api.md), read from the resolver itself.
+    """Every path the API function serves (docs/api.md), read from the resolvers: all the
+    documented paths but the viewer's (routed on their own) and the media function's
+    (:mod:`infra.media`).
 
     Each is routed with every method but ``OPTIONS`` to the one function, which
     answers the methods a path has and 405 for the others (as ``video-index local``
     does); ``OPTIONS`` stays with API Gateway, which answers CORS preflights itself
     (an authorized ``ANY`` route would send them to the authorizer and fail them).
     """
-    from video_index.query.app import route_methods
+    from video_index.app.routes import api_paths
 
-    return sorted(path for path in route_methods() if path not in VIEWER_PATHS)
+    return sorted(path for path in api_paths() if path not in VIEWER_PATHS)
 
 
 #: Every method a route forwards to the function (``OPTIONS``: see :func:`route_paths`).
@@ -249,12 +250,12 @@ class QueryApi(Construct):
             # HEAD checks that a segment still exists; presigned GET URLs are signed with
             # this role; the freshness merge lists recent hour prefixes under v1/.
             *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
-            # Renditions made on first use; export jobs written and read, clips presigned.
+            # Export jobs written and read, clips presigned (renditions: infra/media.py).
             derived_media_statement(
                 bucket,
                 "ReadWriteDerivedMedia",
                 ["s3:GetObject", "s3:PutObject"],
-                [RENDITIONS_PREFIX, EXPORTS_PREFIX],
+                [EXPORTS_PREFIX],
             ),
             # The one function with access to the annotations table (primary data).
             iam.PolicyStatement(
@@ -271,9 +272,6 @@ class QueryApi(Construct):
         acknowledgments = [
             segment_objects_acknowledgment(
                 bucket, "Only s3:GetObject (HEAD and presigned GET of segments)."
-            ),
-            derived_objects_acknowledgment(
-                bucket, RENDITIONS_PREFIX, "A rendition is made on the first request for it."
             ),
             derived_objects_acknowledgment(
                 bucket, EXPORTS_PREFIX, "Export jobs are written and read by their id."

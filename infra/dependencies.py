@@ -34,6 +34,7 @@ from video_index.core.contract import (
     DELETION_HANDLER,
     EXPORT_HANDLER,
     INGEST_HANDLER,
+    MEDIA_HANDLER,
     RECONCILE_HANDLER,
     SILENCE_HANDLER,
 )
@@ -223,7 +224,11 @@ class FunctionPackaging:
 
 _ONLY_FORGETS_RENDITIONS: Final = (
     "removing a segment removes its rendition (Renditions.forget); making one "
-    "(Renditions.ensure, PyAV) is the API's"
+    "(Renditions.ensure, PyAV) is the media function's"
+)
+_RENDITIONS_ARE_MEDIAS: Final = (
+    "the media route (Renditions.ensure, PyAV) is in the resolver's code, but API Gateway "
+    "routes its path to the media function (infra/media.py), never to this one"
 )
 _ONE_KEY_AT_A_TIME: Final = (
     "hashes and parses keys one at a time (core/keyhash.py, pure Python); the column-wise "
@@ -239,7 +244,10 @@ FUNCTIONS: Final = (
         (),
         {"av": _ONLY_FORGETS_RENDITIONS, **_NO_INVENTORY_PASS},
     ),
-    FunctionPackaging("api", API_HANDLER, (TZDATA, PYAV), _NO_INVENTORY_PASS),
+    FunctionPackaging(
+        "api", API_HANDLER, (TZDATA,), {"av": _RENDITIONS_ARE_MEDIAS, **_NO_INVENTORY_PASS}
+    ),
+    FunctionPackaging("media", MEDIA_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
     FunctionPackaging(
         "reconcile", RECONCILE_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}
     ),

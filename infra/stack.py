@@ -18,6 +18,7 @@ from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
 from infra.ingest import IngestPipeline
+from infra.media import MediaRoutes
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild
 from infra.outputs import aggregation_outputs, ops_outputs
@@ -83,6 +84,10 @@ class VideoIndexStack(Stack):
             table=self.read_model.table,
             annotations_table=self.annotations.table,
             export_queue=self.exports.queue,
+        )
+        # The routes that need PyAV, on their own function (docs/architecture.md).
+        self.media = MediaRoutes(
+            self, "Media", settings=settings, bucket=self.storage.bucket, api=self.api
         )
         # Players follow the API's media redirects to presigned URLs. A page served from
         # the API's own origin keeps that origin across the redirect; a page on another

@@ -159,13 +159,13 @@ def test_bodies_that_are_not_json_or_too_large(
     parameter: str,
 ) -> None:
     from tests.support import events as ev
-    from video_index.query import app as api
+    from video_index.app.routes import whole_app
 
     event = ev.http_request(ROUTE, method="POST")
     event["headers"]["content-type"] = content_type
     event["body"] = body
     event["isBase64Encoded"] = base64_encoded
-    response = api.app.resolve(event, None)  # type: ignore[arg-type]
+    response = whole_app().resolve(event, None)  # type: ignore[arg-type]
     answer = json.loads(response["body"])
     assert (response["statusCode"], answer["error"]["parameter"]) == (status, parameter)
 

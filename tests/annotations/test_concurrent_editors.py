@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from tests.support.tables import make_tables
 from video_index.annotations.model import Draft
 from video_index.annotations.service import Annotations
-from video_index.aws.annotations import AnnotationStore
+from video_index.annotations.store import AnnotationStore
 from video_index.core.errors import PreconditionFailed
 from video_index.core.keys import SegmentKey
 

@@ -20,7 +20,7 @@ from tests.support.tables import make_tables
 from video_index.annotations.layout import carry_midnights
 from video_index.annotations.model import Annotation, Target
 from video_index.annotations.service import Annotations
-from video_index.aws.annotations import AnnotationStore
+from video_index.annotations.store import AnnotationStore
 from video_index.core.keys import SegmentKey
 from video_index.core.timeunits import DAY_MS, HOUR_MS, to_epoch_ms
 

@@ -16,13 +16,13 @@ import pytest
 from tests.support import events as ev
 from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.deletion_world import Clock
+from video_index.app.routes import whole_app
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.worker import DeletionWorker
 from video_index.local.context import LocalLambdaContext
-from video_index.query import app as api
 
 DEVICE = "cam-routes"
 WINDOW = {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T11:00:00Z"}
@@ -42,7 +42,7 @@ class Deletions:
         event["headers"].update(headers)
         if "x-user" in headers:
             del event["requestContext"]["authorizer"]
-        response = api.app.resolve(event, None)  # type: ignore[arg-type]
+        response = whole_app().resolve(event, None)  # type: ignore[arg-type]
         body = json.loads(response["body"]) if response.get("body") else None
         return response["statusCode"], body, response.get("headers") or {}
 

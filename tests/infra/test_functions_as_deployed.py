@@ -250,8 +250,9 @@ def _http(
     world: DeployedWorld,
     path: str,
     query: str,
+    function: str = "api",
 ) -> tuple[Invocation, dict[str, Any]]:
-    ran = _run(lambda_env, runnable, "api", ev.http_request(path, query), world)
+    ran = _run(lambda_env, runnable, function, ev.http_request(path, query), world)
     response: dict[str, Any] = ran.result
     return ran, response
 
@@ -285,7 +286,7 @@ def _frames(path: Path) -> int:
         return sum(1 for _ in container.decode(video=0))
 
 
-def test_api_makes_a_rendition_with_the_assets_pyav(
+def test_media_function_makes_a_rendition_with_the_assets_pyav(
     world: DeployedWorld,
     lambda_env: LambdaEnvironment,
     runnable: dict[str, Path],
@@ -294,10 +295,10 @@ def test_api_makes_a_rendition_with_the_assets_pyav(
     # Given a progressive MP4 in the index (no HLS player plays it as it is)
     key = world.put_clip(DEVICE, datetime(2025, 11, 29, 9, 0, tzinfo=UTC), "mp4")
     world.ingest_here(key)
-    # When a player asks the API function for its rendition's init
+    # When a player asks the media function for its rendition's init
     file = key.rsplit("/", 1)[1]
     ran, response = _http(
-        lambda_env, runnable, world, f"/devices/{DEVICE}/media/{file}", "part=init"
+        lambda_env, runnable, world, f"/devices/{DEVICE}/media/{file}", "part=init", "media"
     )
     # Then it is redirected to the init the function made with the asset's PyAV
     assert response["statusCode"] == 302, ran.output
@@ -305,7 +306,7 @@ def test_api_makes_a_rendition_with_the_assets_pyav(
     location = urlsplit(response["headers"]["Location"])
     assert location.path.endswith(init_key) and dict(parse_qsl(location.query))
     pyav = ran.origins["av"]
-    assert pyav and pyav.startswith(str(runnable["api"])), ran.origins
+    assert pyav and pyav.startswith(str(runnable["media"])), ran.origins
     # And init + media play every frame of the source
     s3 = world.client("s3")
     source, rendition = tmp_path / "source.mp4", tmp_path / "rendition.mp4"

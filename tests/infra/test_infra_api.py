@@ -60,6 +60,8 @@ DOCUMENTED_PATHS = [
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
 #: GET only and without an authorizer (a browser cannot attach a token to a navigation).
 VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
+#: The one path that needs PyAV: the media function's (docs/architecture.md).
+MEDIA_PATH = "/devices/{device}/media/{file}"
 #: Every method but OPTIONS: a CORS preflight is answered by API Gateway itself, unsigned;
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
@@ -131,7 +133,7 @@ def test_read_model_table_has_no_secondary_index(synth: Synth) -> None:
 # --- routes and authorization -----------------------------------------------------------------
 
 
-def test_api_has_exactly_the_documented_routes_all_to_the_api_function(synth: Synth) -> None:
+def test_api_has_exactly_the_documented_routes_each_to_its_function(synth: Synth) -> None:
     # Given the HTTP API and its routes
     api = synth.video_index.api
     routes = _routes(synth)
@@ -139,24 +141,34 @@ def test_api_has_exactly_the_documented_routes_all_to_the_api_function(synth: Sy
     # (the function answers 405 for a method a path lacks), with no $default catch-all
     assert sorted(routes) == ROUTE_KEYS
     assert synth.props(api.http_api)["ProtocolType"] == "HTTP"
-    # And every route targets a Lambda proxy integration of the one API function
-    integration_ids = set()
+    # And every route targets a Lambda proxy integration: the media path the media
+    # function (PyAV), every other path the API function
+    targets: dict[str, str] = {}
     for route_key, route in routes.items():
         assert route["ApiId"] == synth.ref(api.http_api), route_key
         prefix, ref = route["Target"]["Fn::Join"][1]
         assert prefix == "integrations/", route_key
-        integration_ids.add(ref["Ref"])
-    for integration_id in integration_ids:
+        targets[route_key] = ref["Ref"]
+    for integration_id in set(targets.values()):
         integration = synth.resources[integration_id]["Properties"]
         assert integration["IntegrationType"] == "AWS_PROXY"
-        assert integration["IntegrationUri"] == synth.arn(api.function)
         assert integration["PayloadFormatVersion"] == "2.0"
-    assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == len(integration_ids)
+    function_of = {
+        key: synth.resources[ref]["Properties"]["IntegrationUri"] for key, ref in targets.items()
+    }
+    media_arn = synth.arn(synth.video_index.media.function)
+    assert {key for key, arn in function_of.items() if arn == media_arn} == {
+        f"{method} {MEDIA_PATH}" for method in ROUTED_METHODS
+    }
+    assert {key for key, arn in function_of.items() if arn == synth.arn(api.function)} == {
+        key for key in ROUTE_KEYS if key.split(" ", 1)[1] != MEDIA_PATH
+    }
+    assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == 2
 
 
 def test_the_resolver_documents_exactly_these_paths() -> None:
     # Given the paths of the resolver's OpenAPI document (what infra routes from)
-    from video_index.query.app import route_methods
+    from video_index.app.routes import route_methods
 
     # Then they are the documented API paths and the viewer's
     assert sorted(route_methods()) == sorted(DOCUMENTED_PATHS + VIEWER_PATHS)
@@ -475,12 +487,12 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     # And logs only into its own log group
     assert by_sid["WriteOwnLogs"]["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(api.log_group)
-    # And derived media (renditions made on first play, export jobs): get and put there only
+    # And derived media (export jobs; renditions are the media function's): get and put
+    # there only
     assert by_sid["ReadWriteDerivedMedia"]["Action"] == ["s3:GetObject", "s3:PutObject"]
-    assert by_sid["ReadWriteDerivedMedia"]["Resource"] == [
-        {"Fn::Join": ["", [bucket_arn, "/renditions/*"]]},
-        {"Fn::Join": ["", [bucket_arn, "/exports/*"]]},
-    ]
+    assert by_sid["ReadWriteDerivedMedia"]["Resource"] == {
+        "Fn::Join": ["", [bucket_arn, "/exports/*"]]
+    }
     # And queueing exports: SendMessage on the export queue only
     assert by_sid["QueueExports"]["Action"] == "sqs:SendMessage"
     assert by_sid["QueueExports"]["Resource"] == synth.arn(stack.exports.queue)
@@ -548,7 +560,6 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
             f"{role}[Resource::*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",
-            f"{role}[Resource::<{bucket}.Arn>/renditions/*]",
             f"{role}[Resource::<{bucket}.Arn>/v1/*]",
         ]
         # And each with a reason a reviewer can check

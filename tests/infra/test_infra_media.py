@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.template import Synth, as_list, synthesize
+from tests.infra.template import Synth, as_list, statements_by_sid, synthesize
 
 VIEWER = "https://viewer.example.com"
 
@@ -116,3 +116,49 @@ def test_viewer_origins_reach_the_bucket_and_the_api_and_nothing_more(viewer_syn
     assert cors["AllowOrigins"] == [VIEWER]
     assert "authorization" in cors["AllowHeaders"]
     assert "location" in cors["ExposeHeaders"]
+
+
+# --- the media function (docs/architecture.md) ---------------------------------------------
+
+
+def test_media_function_runs_the_media_handler_with_pyav_and_only_its_settings(
+    synth: Synth,
+) -> None:
+    # Given the media function
+    props = synth.props(synth.stack.media.function)
+    # Then it runs the media handler, knowing only the bucket and the presign lifetime
+    assert props["Handler"] == "video_index.handlers.media.handler"
+    variables = props["Environment"]["Variables"]
+    assert {k for k in variables if k.startswith("VIDEO_INDEX_")} == {
+        "VIDEO_INDEX_BUCKET",
+        "VIDEO_INDEX_PRESIGN_SECONDS",
+    }
+    assert props["Timeout"] == synth.props(synth.stack.api.function)["Timeout"]
+
+
+def test_media_role_reads_segments_and_reads_and_writes_renditions_only(synth: Synth) -> None:
+    # Given the media function's role
+    stack = synth.stack
+    statements = synth.policy_statements(stack.media.role)
+    by_sid = statements_by_sid(statements)
+    bucket_arn = synth.arn(stack.storage.bucket)
+    # Then it reads segments (presigned GETs, a rendition's source) under v1/ only
+    assert by_sid["ReadSegmentObjects"]["Action"] == "s3:GetObject"
+    assert by_sid["ReadSegmentObjects"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
+    assert by_sid["ListSegmentKeys"]["Action"] == "s3:ListBucket"
+    # And gets and puts renditions, nowhere else
+    assert by_sid["ReadWriteRenditions"]["Action"] == ["s3:GetObject", "s3:PutObject"]
+    assert by_sid["ReadWriteRenditions"]["Resource"] == {
+        "Fn::Join": ["", [bucket_arn, "/renditions/*"]]
+    }
+    # And writes its own logs; nothing on any table or queue, nothing deleted
+    assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(stack.media.log_group)
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert not {a for a in actions if a.startswith(("dynamodb:", "sqs:"))}
+    assert not {a for a in actions if ":Delete" in a}
+    assert set(by_sid) == {
+        "ReadSegmentObjects",
+        "ListSegmentKeys",
+        "ReadWriteRenditions",
+        "WriteOwnLogs",
+    }

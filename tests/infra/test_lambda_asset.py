@@ -103,6 +103,18 @@ def test_each_asset_carries_exactly_the_packages_of_its_function(
         assert outside <= _recorded_files(asset), sorted(outside - _recorded_files(asset))[:5]
 
 
+def test_the_api_asset_is_light_and_the_media_one_carries_pyav(assets: dict[str, Path]) -> None:
+    # Given the API function's asset and the media function's
+    api, media = assets["api"], assets["media"]
+    # Then the API's holds no media or column library (a cold calendar request loads none),
+    # only the zone data beside video_index
+    for heavy in ("av", "numpy", "pyarrow"):
+        assert not (api / heavy).exists(), heavy
+    assert set(_installed(api)) == {"tzdata"}
+    # And the media function's holds PyAV, for the renditions it makes
+    assert (media / "av").is_dir() and "av" in _installed(media)
+
+
 def test_functions_carrying_the_same_packages_share_one_asset(assets: dict[str, Path]) -> None:
     # Given the assets of functions, grouped by what they carry
     by_packages: dict[tuple[str, ...], set[Path]] = {}

@@ -34,7 +34,7 @@ from tests.support.s3_world import DEVICES, OTHER_KEYS, Op, World, ops, segments
 from tests.support.stream_delivery import ChaoticStreamSource, Killer
 from tests.support.tables import ENGINES, make_table_factory
 from video_index.aggregate.consumer import Aggregator
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import SegmentKey, format_key

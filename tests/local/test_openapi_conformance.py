@@ -21,7 +21,8 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 
 from tests.support.local_stack import RunningStack, poll, put_segments
-from video_index.query.app import TITLE, app
+from video_index.api.resolver import TITLE
+from video_index.app.routes import whole_app
 
 #: Examples per operation and generation mode: enough to reach every parameter's
 #: rules (the suite's time budget is shared with the rest of ``make test``).
@@ -44,7 +45,7 @@ def seeded(local_stack: RunningStack) -> RunningStack:
     return local_stack
 
 
-DOCUMENT = json.loads(app.get_openapi_json_schema(title=TITLE, version="1"))
+DOCUMENT = json.loads(whole_app().get_openapi_json_schema(title=TITLE, version="1"))
 schema = schemathesis.openapi.from_dict(
     DOCUMENT,
     config=SchemathesisConfig.from_dict(

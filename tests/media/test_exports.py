@@ -16,10 +16,10 @@ import pytest
 from tests.support import events as ev
 from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.tables import TableFactory
+from video_index.app.routes import whole_app
 from video_index.aws.objects import ObjectStore
 from video_index.media.exports import Exports, ExportState, clip_key
 from video_index.media.worker import ExportWorker
-from video_index.query import app as api
 
 DEVICE = "cam-export"
 
@@ -137,7 +137,7 @@ def test_a_body_that_is_not_utf8_is_a_400_not_a_crash(world: ApiWorld, queued: l
     event["headers"]["content-type"] = "application/json"
     event["body"], event["isBase64Encoded"] = base64.b64encode(b"\xff\x74\x99").decode(), True
     # When the API gets it
-    response = api.app.resolve(event, None)  # type: ignore[arg-type]
+    response = whole_app().resolve(event, None)  # type: ignore[arg-type]
     # Then it is a 400 naming the body, and nothing is queued
     assert response["statusCode"] == 400
     assert json.loads(response["body"])["error"]["parameter"] == "body"

@@ -19,6 +19,8 @@ from tests.support.read_model_view import scan_items, view
 from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import World
 from tests.support.tables import TableFactory
+from video_index.app.routes import whole_app
+from video_index.app.services import ApiServices, configure
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import KEY_PREFIX, SegmentKey
@@ -27,9 +29,7 @@ from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports
 from video_index.media.renditions import Renditions
 from video_index.ops.rebuild import Rebuilder, RebuildInProgress, partitions_of
-from video_index.query import app as api
 from video_index.query.queries import Queries
-from video_index.query.service import ApiServices
 
 BUCKET = ev.BUCKET
 INITIAL = 30
@@ -90,7 +90,7 @@ class Setup:
         # Exports are not exercised here: nothing may be queued.
         exports = Exports(objects, enqueue=_no_exports, max_bytes=0)
         services = ApiServices(queries, lambda k: k, Renditions(objects), exports)
-        api.configure(lambda: services)
+        configure(lambda: services)
 
     def upload(self, i: int) -> None:
         with self.world_lock:
@@ -113,7 +113,7 @@ class Setup:
     def video_count(self) -> int:
         """Video segments of cam-a as the API answers them (one reader thread only:
         the resolver keeps the current request on itself)."""
-        response = api.app.resolve(ev.http_request("/devices/cam-a"), None)  # type: ignore[arg-type]
+        response = whole_app().resolve(ev.http_request("/devices/cam-a"), None)  # type: ignore[arg-type]
         assert response["statusCode"] == 200, response
         kinds = json.loads(response["body"])["kinds"]
         return int(kinds["video"]["segments"]) if "video" in kinds else 0

@@ -17,10 +17,10 @@ import pytest
 
 from tests.support import events as ev
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
+from video_index.app.routes import whole_app
+from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
-from video_index.query import app as api
 from video_index.query.playlist import MAX_PLAYLIST_FILES, PlaylistSegment, build_playlist
-from video_index.query.service import ApiServices
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -34,7 +34,7 @@ def iso(moment: datetime) -> str:
 def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
     """The API's answer to ``GET path?query`` and its size as a Lambda response."""
     raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
-    answer = api.app.resolve(ev.http_request(path, raw), None)
+    answer = whole_app().resolve(ev.http_request(path, raw), None)
     return answer, len(json.dumps(answer).encode())
 
 
@@ -54,7 +54,7 @@ def store(day_of_1s_segments: MemoryReadModel) -> Iterator[MemoryReadModel]:
         renditions=None,  # type: ignore[arg-type]
         exports=None,  # type: ignore[arg-type]
     )
-    api.configure(lambda: services)
+    configure(lambda: services)
     day_of_1s_segments.items_read = 0
     yield day_of_1s_segments
 
@@ -146,12 +146,12 @@ class _Untouchable:
 
 def export(hours: float) -> tuple[dict[str, Any], _Untouchable]:
     services = _Untouchable()
-    api.configure(lambda: services)  # type: ignore[arg-type, return-value]
+    configure(lambda: services)  # type: ignore[arg-type, return-value]
     event = ev.http_request(f"/devices/{DEVICE}/exports", method="POST")
     event["headers"]["content-type"] = "application/json"
     end = DAY + timedelta(hours=hours)
     event["body"] = json.dumps({"from": iso(DAY), "to": iso(end)})
-    return api.app.resolve(event, None), services
+    return whole_app().resolve(event, None), services
 
 
 def test_an_export_over_6_hours_is_refused_before_anything_is_read() -> None:

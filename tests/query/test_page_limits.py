@@ -19,10 +19,10 @@ import pytest
 from tests.support import events as ev
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
+from video_index.app.routes import whole_app
+from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
-from video_index.query import app as api
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
-from video_index.query.service import ApiServices
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -35,7 +35,7 @@ def iso(moment: datetime) -> str:
 
 def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
     raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
-    answer = api.app.resolve(ev.http_request(path, raw), None)
+    answer = whole_app().resolve(ev.http_request(path, raw), None)
     return answer, len(json.dumps(answer).encode())
 
 
@@ -84,7 +84,7 @@ def joined(model: MemoryReadModel) -> Iterator[None]:
         exports=None,  # type: ignore[arg-type]
         annotations=HeavyAnnotations(MAX_JOINED_ANNOTATIONS + 5),  # type: ignore[arg-type]
     )
-    api.configure(lambda: services)
+    configure(lambda: services)
     yield
 
 
@@ -124,7 +124,7 @@ def plain(model: MemoryReadModel) -> Iterator[None]:
         renditions=None,  # type: ignore[arg-type]
         exports=None,  # type: ignore[arg-type]
     )
-    api.configure(lambda: services)
+    configure(lambda: services)
     yield
 
 
@@ -157,7 +157,7 @@ def test_the_most_ranges_fit_and_one_more_is_refused(monkeypatch: pytest.MonkeyP
             renditions=None,  # type: ignore[arg-type]
             exports=None,  # type: ignore[arg-type]
         )
-        api.configure(lambda: services)
+        configure(lambda: services)
         return call(
             f"/devices/{DEVICE}/ranges",
             **{"from": iso(DAY), "to": iso(DAY + timedelta(days=31))},

@@ -16,7 +16,7 @@ from botocore.config import Config
 
 from video_index.aggregate.barrier import Barrier
 from video_index.aggregate.consumer import Aggregator
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.local.streams import StreamEventSource

@@ -20,14 +20,14 @@ import boto3
 from tests.support import events as ev
 from tests.support.aggregation import Aggregation
 from tests.support.media import video_with
+from video_index.app.routes import whole_app
+from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.ingest.batches import IngestService
 from video_index.ingest.service import build_ingest_service
 from video_index.media.synthetic import ContainerName
-from video_index.query import app as api
-from video_index.query.service import ApiServices, build_api_services
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 
@@ -129,8 +129,8 @@ class ApiWorld:
         if authorizer is not None:
             event["requestContext"]["authorizer"] = authorizer
         services = self.services
-        api.configure(lambda: services)  # this world's services, even if another was made since
-        response = api.app.resolve(event, None)
+        configure(lambda: services)  # this world's services, even if another was made since
+        response = whole_app().resolve(event, None)
         headers = response.get("headers") or {}
         body = response["body"]
         if "json" in headers.get("Content-Type", "application/json"):
@@ -153,7 +153,7 @@ def make_world(
     settings = Settings(bucket=ev.BUCKET, table=table, annotations_table=annotations_table)
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))
     services = build_api_services(settings, clients, clock=now.timestamp)
-    api.configure(lambda: services)
+    configure(lambda: services)
     aggregation = None
     if aggregate:
         # The consumer is another function: its own client, so a test counting the

@@ -22,7 +22,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from video_index.aggregate.plan import BucketEntry, DeviceEntry, plan_batch
 from video_index.aggregate.records import Change, read_record
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.contract import AGGREGATION_LAG_METRIC
 from video_index.core.errors import ServiceError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from video_index.aggregate.consumer import Aggregator
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.clients import Clients
 from video_index.aws.store import build_store
 from video_index.core.settings import Settings

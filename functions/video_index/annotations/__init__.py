@@ -13,5 +13,6 @@ never read or write.
 * :mod:`.identity` — who is asking, from the authorizer;
 * :mod:`.shapes`, :mod:`.routes` — the HTTP routes and their shapes.
 
-The table adapter is :mod:`video_index.aws.annotations` (one adapter per AWS service).
+The table adapter is :mod:`.store` (here, beside the key layout it writes, so the AWS
+adapters below do not import this package).
 """

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from video_index.api.params import MAX_TIME_LENGTH, instant
 from video_index.core.errors import BadInput, PreconditionFailed, PreconditionRequired
 from video_index.core.keys import (
     MAX_FILE_NAME_LENGTH,
@@ -31,7 +32,6 @@ from video_index.core.keys import (
     parse_key,
 )
 from video_index.core.timeunits import DAY_MS
-from video_index.query.params import MAX_TIME_LENGTH, instant
 
 Status = Literal["pending", "approved", "rejected"]
 STATUSES: Final[tuple[str, ...]] = ("pending", "approved", "rejected")

@@ -36,10 +36,11 @@ from video_index.annotations.shapes import (
     as_json,
     version_out,
 )
+from video_index.api import params
+from video_index.api.context import optional_service
+from video_index.api.errors import responses
 from video_index.core.contract import ENV_ANNOTATIONS_TABLE
 from video_index.core.errors import ConfigurationError
-from video_index.query import params
-from video_index.query.context import responses, services
 
 #: Longest page of annotations (one may hold 4,000 characters of description).
 MAX_PAGE: Final = 100
@@ -67,7 +68,7 @@ def _one(description: str, *headers: str) -> OpenAPIResponse:
 
 
 def _annotations() -> Annotations:
-    annotations = services().annotations
+    annotations = optional_service(Annotations)
     if annotations is None:
         raise ConfigurationError(f"{ENV_ANNOTATIONS_TABLE} is not set: annotations are off")
     return annotations

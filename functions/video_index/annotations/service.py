@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -32,7 +32,8 @@ from video_index.annotations.model import (
     new_annotation_id,
     segment_of_key,
 )
-from video_index.aws.annotations import AnnotationStore, Change, VersionTaken, WriteCollided
+from video_index.annotations.store import AnnotationStore, Change, VersionTaken, WriteCollided
+from video_index.core.cursors import decode_cursor, encode_cursor
 from video_index.core.errors import (
     BadInput,
     Conflict,
@@ -42,12 +43,26 @@ from video_index.core.errors import (
 )
 from video_index.core.keys import SegmentKey
 from video_index.core.timeunits import iso_ms
-from video_index.query.entries import Entry, decode_cursor, encode_cursor
 
 #: Attempts of one change when DynamoDB cancels it for a simultaneous transaction.
 MAX_ATTEMPTS: Final = 5
 #: Longest pause before the next attempt (grows with the attempts, jittered).
 _BACKOFF_SECONDS: Final = 0.05
+
+
+class SegmentSpan(Protocol):
+    """A segment entry as the join reads it (the query layer's ``Entry``)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def start_ms(self) -> int: ...
+
+    @property
+    def end_ms(self) -> int: ...
+
+    def intersects(self, start_ms: int, end_ms: int) -> bool: ...
 
 
 class SegmentDirectory(Protocol):
@@ -291,7 +306,9 @@ class Annotations:
         next_cursor = encode_cursor({"after": page[-1].version}) if rest else None
         return AnnotationPage(page, next_cursor)
 
-    def for_entries(self, device: str, entries: list[Entry]) -> dict[str, list[Annotation]]:
+    def for_entries(
+        self, device: str, entries: Sequence[SegmentSpan]
+    ) -> dict[str, list[Annotation]]:
         """The join (docs/annotations.md): per segment entry (by key), the annotations that
         target it or a range intersecting it. One Query for the whole page."""
         if not entries:

@@ -31,10 +31,10 @@ from video_index.annotations.model import (
 )
 from video_index.annotations.service import Annotations, SegmentDirectory
 from video_index.annotations.shapes import annotation_out, as_json
+from video_index.api.params import MAX_TIME_LENGTH, instant
 from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import InvalidKeyError, validate_device
 from video_index.core.timeunits import iso_ms
-from video_index.query.params import MAX_TIME_LENGTH, instant
 
 #: Longest line read (an annotation is at most a few tens of KB).
 MAX_LINE_BYTES: Final = 256 * 1024

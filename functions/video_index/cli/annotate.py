@@ -105,11 +105,11 @@ def _target(parser: argparse.ArgumentParser) -> None:
 
 def _annotations(args: argparse.Namespace) -> Annotations:
     """The annotations service, from a ready file or the environment (AWS imports here)."""
+    from video_index.app.services import build_api_services
     from video_index.aws.clients import Clients
     from video_index.core.contract import ENV_ANNOTATIONS_TABLE, ENV_BUCKET, ENV_TABLE
     from video_index.core.errors import ConfigurationError
     from video_index.core.settings import Settings
-    from video_index.query.service import build_api_services
 
     if args.ready_file is None:
         settings = Settings.from_env(required=(ENV_BUCKET, ENV_TABLE, ENV_ANNOTATIONS_TABLE))

@@ -21,6 +21,7 @@ from rich.text import Text
 from video_index.cli import follow as follow_cli
 from video_index.cli.exits import EXIT_INTERRUPTED, EXIT_OK
 from video_index.cli.follow import Following, follow_execution, outcome
+from video_index.cli.reports import print_report
 from video_index.cli.targets import open_stack
 
 
@@ -79,8 +80,6 @@ def reconcile(args: argparse.Namespace, console: Console, name: str) -> int:
     code = outcome(console, "reconcile", last.execution)
     report = last.execution.output
     if code == EXIT_OK and isinstance(report, dict):
-        from video_index.cli.ops import print_report
-
         print_report(console, report, args.json)
         location = stack.reports_uri(reconcile_object_key(str(report["run_id"]), "report.json"))
         console.print(Text(f"report: {location}"), soft_wrap=True)

@@ -82,11 +82,11 @@ def _ms(moment: datetime) -> int:
 
 def _services(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """Exports, queries and the segment bucket, from a ready file or the environment."""
+    from video_index.app.services import build_api_services
     from video_index.aws.clients import Clients
     from video_index.aws.objects import ObjectStore
     from video_index.core.settings import Settings
     from video_index.media.exports import Exports
-    from video_index.query.service import build_api_services
 
     if args.ready_file is None:
         settings, clients = Settings.from_env(), Clients.default()

@@ -20,10 +20,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
 
 from video_index.cli import deployed
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+from video_index.cli.reports import print_report
 from video_index.cli.targets import WHERE, add_target, open_stack, stack_name
 
 #: Seconds between two looks at a deployed execution.
@@ -178,37 +178,6 @@ def _reconcile(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
 
     return guarded(console, run)
-
-
-def print_report(console: Console, report: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(report, default=str, indent=2))
-        return
-    table = Table(
-        title=f"reconcile {report['run_id']}" + (" (dry run)" if report["dry_run"] else "")
-    )
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for name in (
-        "source",
-        "manifest",
-        "generation",
-        "objects_seen",
-        "invalid_keys",
-        "foreign_keys",
-        "partitions_checked",
-        "partitions_differing",
-        "partitions_repaired",
-        "entries_added",
-        "entries_removed",
-        "entries_fixed",
-        "aggregates_fixed",
-        "removal_share",
-    ):
-        table.add_row(name.replace("_", " "), str(report.get(name)))
-    console.print(table)
-    for sample in report.get("samples", []):
-        console.print(f"  {sample['action']:<6} {sample['key']}")
 
 
 def _rebuild_start(args: argparse.Namespace, console: Console) -> int:

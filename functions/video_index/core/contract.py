@@ -17,6 +17,7 @@ from video_index.core.keys import KEY_PREFIX
 
 INGEST_HANDLER: Final = "video_index.handlers.ingest.handler"
 API_HANDLER: Final = "video_index.handlers.api.handler"
+MEDIA_HANDLER: Final = "video_index.handlers.media.handler"
 RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
@@ -26,6 +27,7 @@ SILENCE_HANDLER: Final = "video_index.handlers.silence.handler"
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
 API_SERVICE_NAME: Final = "video-index-api"
+MEDIA_SERVICE_NAME: Final = "video-index-media"
 RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
 DELETION_SERVICE_NAME: Final = "video-index-deletion"

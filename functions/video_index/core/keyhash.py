@@ -121,6 +121,7 @@ def load(matrix: Any, at: int, dtype: str) -> Any:
     )
 
 
+# long: the XXH64 rounds over whole columns, in the order the specification gives them
 def xxh64_rows(matrix: Any, size: int) -> Any:
     """XXH64 of each row's first ``size`` bytes of a C-contiguous byte matrix (rows at
     least ``size`` wide; any bytes past ``size`` are not read)."""

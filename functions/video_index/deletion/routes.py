@@ -20,6 +20,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from video_index.api import params
+from video_index.api.context import optional_service
+from video_index.api.errors import responses
 from video_index.core.errors import ConfigurationError
 from video_index.core.timeunits import iso_ms
 from video_index.deletion.jobs import DeletionJobs
@@ -30,8 +33,6 @@ from video_index.deletion.model import (
     DeletionState,
     check_kind,
 )
-from video_index.query import params
-from video_index.query.context import responses, services
 
 #: Longest accepted ``X-User`` header (locally only).
 MAX_USER_LENGTH: Final = 128
@@ -86,7 +87,7 @@ def deletion_out(request: DeletionRequest) -> DeletionOut:
 
 
 def _jobs() -> DeletionJobs:
-    jobs = services().deletions
+    jobs = optional_service(DeletionJobs)
     if jobs is None:
         raise ConfigurationError("deletion requests are not configured")
     return jobs

@@ -8,11 +8,11 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from video_index.app.routes import api_app
+from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import Clients
 from video_index.core.contract import API_SERVICE_NAME, METRICS_NAMESPACE
 from video_index.core.settings import Settings
-from video_index.query import app as api
-from video_index.query.service import ApiServices, build_api_services
 
 logger = Logger(service=API_SERVICE_NAME)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=API_SERVICE_NAME)
@@ -25,11 +25,12 @@ def services() -> ApiServices:
     return build_api_services(Settings.from_env(), Clients.default())
 
 
-api.configure(services)
+configure(services)
+app = api_app()
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return api.app.resolve(event, context)
+    return app.resolve(event, context)

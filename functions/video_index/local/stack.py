@@ -37,13 +37,12 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 from video_index.core.queue_settings import (
-    DELETION_BATCH_SIZE,
     DELETION_TIMEOUT_SECONDS,
-    EXPORT_BATCH_SIZE,
     EXPORT_TIMEOUT_SECONDS,
     INGEST_TIMEOUT_SECONDS,
     MAX_RECEIVE_COUNT,
@@ -239,19 +238,8 @@ class LocalStack:
     # -- start --------------------------------------------------------------------------
 
     def _start(self) -> None:
-        from video_index.aggregate.service import build_aggregator
         from video_index.core.settings import Settings
-        from video_index.core.table_schema import create_tables
-        from video_index.deletion.worker import build_deletion_worker
-        from video_index.ingest.service import build_ingest_service
         from video_index.local import s3_fidelity
-        from video_index.local.http_api import LocalHttpApi
-        from video_index.local.resources import create_bucket, create_queue
-        from video_index.local.streams import StreamEventSource
-        from video_index.local.worker import SqsEventSourceWorker
-        from video_index.media.worker import build_export_worker
-        from video_index.query import app as api
-        from video_index.query.service import build_api_services
 
         moto = MotoServer(region=REGION)
         self._stops.append(("moto server", moto.stop))
@@ -261,135 +249,93 @@ class LocalStack:
         self.clients = local_clients(
             self.session, s3=moto.endpoint, sqs=moto.endpoint, dynamodb=dynamodb_endpoint
         )
-        sqs = self.clients.sqs
-        queue_url, dlq_url = create_queue(
-            sqs,
-            self.names.queue,
-            self.names.dlq,
-            visibility_timeout=self.visibility_timeout_seconds,
-            max_receive_count=self.max_receive_count,
+        queues = self._create_resources()
+        self._start_cameras(moto.endpoint)
+        self.settings = Settings(
+            bucket=self.names.bucket,
+            table=self.names.table,
+            annotations_table=self.names.annotations_table,
+            queue_url=queues["queue_url"],
+            dlq_url=queues["dlq_url"],
+            export_queue_url=queues["export_queue_url"],
+            deletions_table=self.names.deletions_table,
+            deletion_queue_url=queues["deletion_queue_url"],
+            **self.settings_overrides,
         )
-        export_queue_url, export_dlq_url = create_queue(
-            sqs,
-            self.names.export_queue,
-            self.names.export_dlq,
-            visibility_timeout=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
-            max_receive_count=self.max_receive_count,
+        self._start_workers(dynamodb_endpoint)
+        self._start_api()
+        self._endpoints = self._endpoints_of(moto.endpoint, dynamodb_endpoint, queues)
+
+    def _create_resources(self) -> dict[str, str]:
+        """The bucket, the queues and the tables; the queues' URLs by their settings' names."""
+        from video_index.core.table_schema import create_tables
+        from video_index.local.resources import create_bucket, create_queue
+
+        sqs, names = self.clients.sqs, self.names
+        queues: dict[str, str] = {}
+        for prefix, name, dlq, timeout in (
+            ("", names.queue, names.dlq, self.visibility_timeout_seconds),
+            ("export_", names.export_queue, names.export_dlq, EXPORT_TIMEOUT_SECONDS),
+            ("deletion_", names.deletion_queue, names.deletion_dlq, DELETION_TIMEOUT_SECONDS),
+        ):
+            if prefix:  # the workers' queues: as long as their function may run
+                timeout = visibility_timeout_seconds(timeout)
+            url, dlq_url = create_queue(
+                sqs, name, dlq, visibility_timeout=timeout, max_receive_count=self.max_receive_count
+            )
+            queues[f"{prefix}queue_url"], queues[f"{prefix}dlq_url"] = url, dlq_url
+        create_bucket(self.clients.s3, sqs, names.bucket, queues["queue_url"])
+        create_tables(
+            self.clients.dynamodb, names.table, names.annotations_table, names.deletions_table
         )
-        deletion_queue_url, deletion_dlq_url = create_queue(
-            sqs,
-            self.names.deletion_queue,
-            self.names.deletion_dlq,
-            visibility_timeout=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
-            max_receive_count=self.max_receive_count,
-        )
-        create_bucket(self.clients.s3, sqs, self.names.bucket, queue_url)
-        # Camera identities (docs/cameras.md#locally): a CA and the credentials endpoint.
+        return queues
+
+    def _start_cameras(self, moto_endpoint: str) -> None:
+        """Camera identities (docs/cameras.md#locally): a CA and the credentials endpoint."""
         from video_index.local.cameras import start_cameras
 
         camera_dir = tempfile.TemporaryDirectory(prefix="video-index-cameras-")
         self._stops.append(("camera CA", camera_dir.cleanup))
         cameras, self._camera_entries = start_cameras(
-            self.session, moto.endpoint, self.names.bucket, Path(camera_dir.name)
+            self.session, moto_endpoint, self.names.bucket, Path(camera_dir.name)
         )
         self._stops.append(("camera credentials endpoint", cameras.stop))
-        create_tables(
-            self.clients.dynamodb,
-            self.names.table,
-            self.names.annotations_table,
-            self.names.deletions_table,
-        )
 
-        self.settings = Settings(
-            bucket=self.names.bucket,
-            table=self.names.table,
-            annotations_table=self.names.annotations_table,
-            queue_url=queue_url,
-            dlq_url=dlq_url,
-            export_queue_url=export_queue_url,
-            deletions_table=self.names.deletions_table,
-            deletion_queue_url=deletion_queue_url,
-            **self.settings_overrides,
-        )
-        # Buckets and device items follow the segment items from the table's stream; the
-        # consumer starts first and stops after ingest, like the deployed mapping.
-        aggregator = build_aggregator(self.settings, self.clients)
-        self.aggregation = StreamEventSource(
-            self.clients.dynamodb,
-            make_client(self.session, "dynamodbstreams", dynamodb_endpoint),
-            self.names.table,
-            aggregator.handle,
-            region=REGION,
-        )
-        self._stops.append(("aggregation", self.aggregation.stop))
-        self.aggregation.start()
-        ingest = build_ingest_service(self.settings, self.clients)
-        self.worker = SqsEventSourceWorker(
-            self.clients.sqs,
-            queue_url,
-            ingest.handle,
-            region=REGION,
-            batch_size=self.batch_size,
-            batching_window_seconds=self.batching_window_seconds,
-            visibility_timeout_seconds=self.visibility_timeout_seconds,
-            function_timeout_seconds=self.function_timeout_seconds,
-        )
-        self._stops.append(("ingest worker", self.worker.stop))
-        self.worker.start()
-        exports = build_export_worker(self.settings, self.clients)
-        self.export_worker = SqsEventSourceWorker(
-            sqs,
-            export_queue_url,
-            exports.handle,
-            region=REGION,
-            batch_size=EXPORT_BATCH_SIZE,
-            batching_window_seconds=0,
-            visibility_timeout_seconds=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
-            function_timeout_seconds=EXPORT_TIMEOUT_SECONDS,
-            function_name="video-index-export-local",
-        )
-        self._stops.append(("export worker", self.export_worker.stop))
-        self.export_worker.start()
-        deletions = build_deletion_worker(self.settings, self.clients)
-        self.deletion_worker = SqsEventSourceWorker(
-            sqs,
-            deletion_queue_url,
-            deletions.handle,
-            region=REGION,
-            batch_size=DELETION_BATCH_SIZE,
-            batching_window_seconds=0,
-            visibility_timeout_seconds=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
-            function_timeout_seconds=DELETION_TIMEOUT_SECONDS,
-            function_name="video-index-deletion-local",
-        )
-        self._stops.append(("deletion worker", self.deletion_worker.stop))
-        self.deletion_worker.start()
+    def _start_workers(self, dynamodb_endpoint: str) -> None:
+        from video_index.local.functions import start_workers
+
+        start_workers(self, dynamodb_endpoint)
+
+    def _start_api(self) -> None:
+        """Both functions' routes on one port (docs/architecture.md)."""
+        from video_index.app.routes import whole_app
+        from video_index.app.services import build_api_services, configure
+        from video_index.local.http_api import LocalHttpApi
 
         api_services = build_api_services(self.settings, self.clients, self.clock)
-        api.configure(lambda: api_services)
-        self.http_api = LocalHttpApi(api.app.resolve, port=self.api_port or 0, region=REGION)
+        configure(lambda: api_services)
+        self.http_api = LocalHttpApi(whole_app().resolve, port=self.api_port or 0, region=REGION)
         self._stops.append(("HTTP API", self.http_api.stop))
         self.http_api.start()
         _wait_for_api(self.http_api.url)
 
-        self._endpoints = {
-            "s3": moto.endpoint,
-            "sqs": moto.endpoint,
+    def _endpoints_of(
+        self, moto_endpoint: str, dynamodb_endpoint: str, queues: dict[str, str]
+    ) -> dict[str, Any]:
+        """What ``endpoints`` answers (and ``--ready-file`` holds)."""
+        endpoints: dict[str, Any] = {
+            "s3": moto_endpoint,
+            "sqs": moto_endpoint,
             "dynamodb": dynamodb_endpoint,
-            "cloudwatch": moto.endpoint,
+            "cloudwatch": moto_endpoint,
             "api": self.http_api.url,
             # The viewer is served by the API itself (docs/viewer.md).
             "viewer": f"{self.http_api.url}/viewer",
             "bucket": self.names.bucket,
             "table": self.names.table,
             "annotations_table": self.names.annotations_table,
-            "queue_url": queue_url,
-            "dlq_url": dlq_url,
-            "export_queue_url": export_queue_url,
-            "export_dlq_url": export_dlq_url,
+            **queues,
             "deletions_table": self.names.deletions_table,
-            "deletion_queue_url": deletion_queue_url,
-            "deletion_dlq_url": deletion_dlq_url,
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,
@@ -399,6 +345,7 @@ class LocalStack:
             "pid": os.getpid(),
             **self._camera_entries,
         }
+        return endpoints
 
     def client(self, service: str) -> Any:
         """A client of this stack's moto server (``s3``, ``sqs``, ``cloudwatch``) or DynamoDB."""

@@ -20,7 +20,8 @@ from __future__ import annotations
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
@@ -71,6 +72,18 @@ def job_key(export_id: str) -> str:
 
 def clip_key(export_id: str) -> str:
     return f"{EXPORTS_PREFIX}{export_id}/clip.mp4"
+
+
+@dataclass(frozen=True)
+class VideoEntries:
+    """The video entries of a device's window ``[from_ms, to_ms)`` as the read model lists
+    them: what an export is made of. The query layer's listing, handed in by the
+    composition root (:mod:`video_index.app.services`), so media never imports query."""
+
+    read: Callable[[str, int, int], Iterable[Any]]
+
+    def __call__(self, device: str, from_ms: int, to_ms: int) -> list[Any]:
+        return list(self.read(device, from_ms, to_ms))
 
 
 class Exports:

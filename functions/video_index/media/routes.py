@@ -6,6 +6,10 @@ name (``<start>_<duration>_<id>.<ext>``), which with the device gives the whole
 key: no lookup, and no way to reach a key outside the device's video prefix. It
 answers 302 to a presigned GET made at that moment (``?part=init|data``: to the
 file's fragmented rendition, made on first use), so playlist URIs never expire.
+
+The file route (:data:`files_router`) is served by the media function, the only one
+with PyAV (it may make a rendition); the export routes (:data:`router`) write and read
+a job, and are served by the API function (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from video_index.api import params
+from video_index.api.context import Presign, service
+from video_index.api.errors import responses
 from video_index.core.errors import BadInput
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
@@ -25,15 +32,19 @@ from video_index.media.exports import (
     EXPORT_ID_PATTERN,
     MAX_EXPORT_WINDOW_MS,
     ExportJob,
+    Exports,
     ExportState,
+    VideoEntries,
 )
-from video_index.query import params
-from video_index.query.context import responses, services
+from video_index.media.renditions import Renditions
 
 #: A video key's file name (the key grammar itself is checked by ``parse_key``).
 FILE_PATTERN: Final = r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z_[0-9]{1,9}_[a-z0-9]{1,64}\.(mp4|ts)$"
 
+#: The export routes: they write a job and read one (no PyAV), served by the API function.
 router = Router()  # type: ignore[no-untyped-call]
+#: The media file route: it may make a rendition (PyAV), served by the media function.
+files_router = Router()  # type: ignore[no-untyped-call]
 
 
 class ExportRequest(BaseModel):
@@ -91,7 +102,7 @@ File = Annotated[str, Path(pattern=FILE_PATTERN, max_length=96)]
 Part = Annotated[Literal["init", "data"] | None, Query()]
 
 
-@router.get(
+@files_router.get(
     "/devices/<device>/media/<file>",
     responses=responses(
         success=302,
@@ -105,13 +116,12 @@ Part = Annotated[Literal["init", "data"] | None, Query()]
 def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
     device = params.device(device)
     key = _video_key(device, file)
-    svc = services()
     if part is not None:
-        init_key, data_key = svc.renditions.ensure(key)
+        init_key, data_key = service(Renditions).ensure(key)
         key = init_key if part == "init" else data_key
     return Response(
         status_code=302,
-        headers={"Location": svc.presign(key), "Cache-Control": "no-store"},
+        headers={"Location": service(Presign)(key), "Cache-Control": "no-store"},
         body="",
     )
 
@@ -124,9 +134,8 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     device = params.device(device)
     # The 6-hour bound first: a longer window is refused before anything is read.
     start_ms, end_ms = params.window(request.from_, request.to, MAX_EXPORT_WINDOW_MS)
-    svc = services()
-    entries = list(svc.queries.window_entries(device, "video", start_ms, end_ms))
-    job = svc.exports.create(device, start_ms, end_ms, entries)
+    entries = service(VideoEntries)(device, start_ms, end_ms)
+    job = service(Exports).create(device, start_ms, end_ms, entries)
     return Response(
         status_code=202,
         content_type="application/json",
@@ -139,7 +148,7 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
 def get_export(
     export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],
 ) -> ExportOut:
-    svc = services()
-    job = svc.exports.get(export_id)
-    url = svc.exports.clip_url(export_id, svc.presign) if job.state is ExportState.DONE else None
+    exports = service(Exports)
+    job = exports.get(export_id)
+    url = exports.clip_url(export_id, service(Presign)) if job.state is ExportState.DONE else None
     return _export_out(job, url)

@@ -87,6 +87,7 @@ class KeyCounts:
         self.invalid_samples = (self.invalid_samples + other.invalid_samples)[:SAMPLES]
 
 
+# long: one pass over an Arrow batch, each step narrowing the same masks of the same keys
 def fingerprint_keys(
     keys: Any, sizes: Any | None, *, side: int = EXPECTED
 ) -> tuple[Any, KeyCounts]:

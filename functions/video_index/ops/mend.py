@@ -19,7 +19,7 @@ from typing import Any, Final
 from aws_lambda_powertools import Logger
 
 from video_index.aggregate.barrier import Barrier
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
 from video_index.core.keys import format_start, parse_key
 from video_index.core.layout import (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from video_index.aggregate.barrier import Barrier
-from video_index.aws.aggregates import AggregateStore
+from video_index.aggregate.store import AggregateStore
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ListedObject, ObjectStore
 from video_index.aws.store import ReadModelStore, build_store

@@ -1,4 +1,5 @@
-"""Response shapes of the HTTP API (docs/api.md); stored shapes: :mod:`video_index.core.models`."""
+"""Response shapes of the query routes (docs/api.md); the error body:
+:mod:`video_index.api.errors`; stored shapes: :mod:`video_index.core.models`."""
 
 from __future__ import annotations
 
@@ -93,17 +94,6 @@ class RangesOut(BaseModel):
     ranges: list[RangeOut]
 
     model_config = {"populate_by_name": True, "alias_generator": lambda n: n.rstrip("_")}
-
-
-class ErrorOut(BaseModel):
-    parameter: str | None
-    message: str
-
-
-class ErrorBody(BaseModel):
-    """Every 4xx/5xx answer of the API: ``{"error": {"parameter", "message"}}``."""
-
-    error: ErrorOut
 
 
 class ActivityStepOut(BaseModel):

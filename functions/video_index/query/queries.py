@@ -20,10 +20,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
+from video_index.core.cursors import decode_cursor, encode_cursor
 from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import (
     MAX_DURATION_MS,
@@ -55,10 +56,9 @@ from video_index.core.silence import (
     silent_since_ms,
 )
 from video_index.core.timeunits import HOUR_MS, QUARTERS, from_epoch_ms
-from video_index.ingest.ingestor import Ingestor
 from video_index.query.activity import HourCounts
 from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
-from video_index.query.entries import Entry, KindTotals, Page, decode_cursor, encode_cursor
+from video_index.query.entries import Entry, KindTotals, Page
 from video_index.query.ranges import CoverageSources, hour_floor, whole_ranges
 
 FILENAME_RE: Final = re.compile(
@@ -93,12 +93,21 @@ class _GenerationCache:
             return self.value
 
 
+class ReadRepair(Protocol):
+    """The write path, as a read that finds the read model stale reaches it: correct the
+    entry of one segment from what S3 holds now (ingest's
+    :meth:`~video_index.ingest.ingestor.Ingestor.repair`, handed in by
+    :mod:`video_index.app.services`, so query never imports ingest)."""
+
+    def repair(self, segment: SegmentKey) -> object: ...
+
+
 class Queries:
     def __init__(
         self,
         store: ReadModelStore,
         objects: ObjectStore,
-        ingestor: Ingestor,
+        repair: ReadRepair,
         *,
         gap_tolerance_ms: int,
         fresh_window_ms: int,
@@ -109,7 +118,7 @@ class Queries:
     ) -> None:
         self._store = store
         self._objects = objects
-        self._ingestor = ingestor
+        self._repair = repair
         self.gap_tolerance_ms = gap_tolerance_ms
         self._fresh_window_ms = fresh_window_ms
         self._clock = clock
@@ -347,7 +356,7 @@ class Queries:
                 "name", f"no {segment.kind} segment {segment.filename} for device {segment.device}"
             )
         if not self._objects.head(entry.key).present:
-            self._ingestor.repair(parse_key(entry.key))
+            self._repair.repair(parse_key(entry.key))
             raise NotFound("name", f"segment {segment.filename} no longer exists")
         return entry
 

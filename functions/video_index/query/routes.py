@@ -1,7 +1,7 @@
 """The read routes of the HTTP API (docs/api.md): parse, call the query layer, shape.
 
 No DynamoDB or S3 code here: answers come from :class:`~video_index.query.queries.Queries`,
-errors are mapped once in :mod:`video_index.query.app`.
+errors are mapped once in :mod:`video_index.api.resolver`.
 """
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from video_index.annotations.model import Annotation
+from video_index.annotations.service import Annotations
 from video_index.annotations.shapes import annotation_out
+from video_index.api import params
+from video_index.api.context import Presign, optional_service, service
+from video_index.api.errors import responses
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
 from video_index.core.timeunits import iso_ms
-from video_index.media.playback import playlist_segments
-from video_index.query import params
 from video_index.query.activity import activity, hours_to_read, parse_step, step_bounds
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
-from video_index.query.context import responses, services
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
     ActivityOut,
@@ -38,12 +39,14 @@ from video_index.query.models import (
     SegmentOut,
     SegmentPage,
 )
+from video_index.query.playback import playlist_segments
 from video_index.query.playlist import (
     CONTENT_TYPE,
     MAX_PLAYLIST_FILES,
     MAX_WINDOW_MS,
     build_playlist,
 )
+from video_index.query.queries import Queries
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
 #: The annotations an entry carries at most (each up to ~48 KB of JSON); an entry with
@@ -52,7 +55,7 @@ MAX_JOINED_ANNOTATIONS: Final = 20
 #: The ranges one answer lists at most (~70 bytes each: ~2.8 MB).
 MAX_RANGES: Final = 40_000
 #: The single-segment route's path parameters, bounded in the document; their rules
-#: (docs/keys.md) are checked by :func:`video_index.query.params.segment`, naming the one
+#: (docs/keys.md) are checked by :func:`video_index.api.params.segment`, naming the one
 #: broken (a schema pattern would answer the same 400 with a less helpful message).
 SegmentDevice = Annotated[str, Path(max_length=64)]
 SegmentKind = Annotated[str, Path(max_length=16)]
@@ -92,12 +95,12 @@ def _segment_out(
 def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | None:
     """The annotations of each entry (by key): one Query for all of them (the join,
     docs/annotations.md); None when annotations are off."""
-    annotations = services().annotations
+    annotations = optional_service(Annotations)
     return annotations.for_entries(device, entries) if annotations is not None else None
 
 
 def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> DeviceOut:
-    queries = services().queries
+    queries = service(Queries)
 
     def since(chosen: dict[str, KindTotals]) -> str | None:
         moment = queries.silent_since(chosen, retired)
@@ -126,7 +129,7 @@ def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> De
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
-    queries = services().queries
+    queries = service(Queries)
     names, next_cursor = queries.devices(limit, cursor)
     retired = queries.retired()
     return DevicePage(
@@ -138,7 +141,7 @@ def list_devices(
 @router.get("/devices/<device>", responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
-    return _totals_out(device, *services().queries.device(device))
+    return _totals_out(device, *service(Queries).device(device))
 
 
 @router.get("/devices/<device>/calendar", responses=responses())
@@ -147,7 +150,7 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
     year, month_number = parse_month(month or "")
     zone = parse_zone(tz or "")
     try:
-        days = services().queries.calendar(device, year, month_number, zone)
+        days = service(Queries).calendar(device, year, month_number, zone)
     except CalendarError as exc:
         raise BadInput("tz", exc.message) from None
     return CalendarOut(
@@ -184,7 +187,7 @@ def get_activity(
     every = parse_step(step)
     zone = parse_zone(tz or "")
     bounds = step_bounds(start_ms, end_ms, every, zone)
-    hours = services().queries.activity_hours(device, chosen, *hours_to_read(bounds))
+    hours = service(Queries).activity_hours(device, chosen, *hours_to_read(bounds))
     steps = activity(start_ms, end_ms, every, zone, hours)
     return ActivityOut(
         device=device,
@@ -204,7 +207,7 @@ def get_activity(
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
-    spans = services().queries.ranges(device, start_ms, end_ms)
+    spans = service(Queries).ranges(device, start_ms, end_ms)
     if len(spans) > MAX_RANGES:
         fits_to = iso_ms(spans[MAX_RANGES - 1][1])
         raise BadInput(
@@ -232,7 +235,7 @@ def list_segments(
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
     kinds = params.kinds(kind, KINDS)
-    queries = services().queries
+    queries = service(Queries)
     page = queries.segments_page(device, kinds, start_ms, end_ms, limit, cursor)
     joined = _joined(device, page.items)
     items: list[SegmentOut] = []
@@ -254,11 +257,11 @@ def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> 
     GetItem in the serving generation's partition of the device and kind, one HEAD."""
     device = params.device(device)
     segment = params.segment(device, kind, name)
-    svc = services()
-    entry = svc.queries.segment(segment)
+    queries, presign = service(Queries), service(Presign)
+    entry = queries.segment(segment)
     joined = _joined(device, [entry])
     return _segment_out(
-        entry, svc.presign(entry.key), joined.get(entry.key, []) if joined is not None else None
+        entry, presign(entry.key), joined.get(entry.key, []) if joined is not None else None
     )
 
 
@@ -276,7 +279,7 @@ def get_playlist(
 ) -> Response[str]:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
-    entries = services().queries.window_entries(device, "video", start_ms, end_ms)
+    entries = service(Queries).window_entries(device, "video", start_ms, end_ms)
     # One file past the limit is enough to refuse: a long window is never read whole.
     listed = list(islice(entries, MAX_PLAYLIST_FILES + 1))
     if len(listed) > MAX_PLAYLIST_FILES:
@@ -306,11 +309,11 @@ def list_overlays(
 ) -> SegmentPage:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
-    svc = services()
-    page = svc.queries.segments_page(
+    queries, presign = service(Queries), service(Presign)
+    page = queries.segments_page(
         device, params.kinds(kind, OVERLAY_KINDS), start_ms, end_ms, limit, cursor
     )
     return SegmentPage(
-        items=[_segment_out(e, svc.presign(e.key)) for e in page.items],
+        items=[_segment_out(e, presign(e.key)) for e in page.items],
         next_cursor=page.next_cursor,
     )

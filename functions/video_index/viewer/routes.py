@@ -19,8 +19,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
+from video_index.api.errors import responses
 from video_index.core.errors import ConfigurationError, NotFound
-from video_index.query.context import responses
 from video_index.viewer.assets import (
     CONTENT_SECURITY_POLICY,
     INDEX_NAME,

@@ -1,14 +1,22 @@
-"""What the API routes need, built from settings and clients (lazily, by the handler)."""
+"""What each capability's routes need, built from settings and clients (lazily, by a
+handler or ``video-index local``), and handed to the routes by type
+(:mod:`video_index.api.context`).
+
+The one place that builds every capability's services: it joins what the capabilities
+must not import from each other (the query layer's segments for annotations and
+exports, ingest's write path for the query layer's read repair)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from video_index.annotations.segments import ReadModelSegments
 from video_index.annotations.service import Annotations
-from video_index.aws.annotations import AnnotationStore
+from video_index.annotations.store import AnnotationStore
+from video_index.api import context
+from video_index.api.context import Presign
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
@@ -19,9 +27,10 @@ from video_index.core.settings import Settings
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.service import build_deletion_jobs
 from video_index.ingest.ingestor import Ingestor
-from video_index.media.exports import Exports
+from video_index.media.exports import Exports, VideoEntries
 from video_index.media.renditions import Renditions
 from video_index.query.queries import Queries
+from video_index.query.segments import ReadModelSegments
 
 
 @dataclass
@@ -36,6 +45,33 @@ class ApiServices:
     annotations: Annotations | None = None
     #: Deletion requests and jobs (docs/deletion.md); None where the deployment has none.
     deletions: DeletionJobs | None = None
+    _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
+
+    def by_type(self) -> dict[type[Any], object]:
+        """Each service under the type its routes ask for (``service(Queries)``)."""
+        if not self._by_type:
+            queries = self.queries
+            self._by_type.update(
+                {
+                    Queries: queries,
+                    Presign: Presign(self.presign),
+                    Renditions: self.renditions,
+                    Exports: self.exports,
+                    VideoEntries: VideoEntries(
+                        lambda device, start_ms, end_ms: queries.window_entries(
+                            device, "video", start_ms, end_ms
+                        )
+                    ),
+                    Annotations: self.annotations,
+                    DeletionJobs: self.deletions,
+                }
+            )
+        return self._by_type
+
+
+def configure(services: Callable[[], ApiServices]) -> None:
+    """Hand ``services`` (built on the first request) to every route."""
+    context.configure(lambda: services().by_type())
 
 
 def build_api_services(
@@ -86,3 +122,13 @@ def export_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:
         send_message(clients.sqs, settings.export_queue_url, {"export_id": export_id})
 
     return enqueue
+
+
+def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any], object]:
+    """What the media function's route needs: the segment bucket's presigned GETs and the
+    renditions made there (no table, no queue)."""
+    objects = ObjectStore(clients.s3, settings.bucket)
+    return {
+        Presign: Presign(lambda key: objects.presign_get(key, settings.presign_seconds)),
+        Renditions: Renditions(objects),
+    }

@@ -1,8 +1,8 @@
-"""The HTTP API as one Powertools resolver: its routers, its error answers, its document.
+"""The HTTP API as a Powertools resolver: routers joined, errors answered, one document.
 
-Every route lives in a router of its capability (:mod:`video_index.query.routes`
-…); this module joins them and maps the product's errors to answers once, for
-all of them (docs/api.md):
+:func:`create_app` joins the routers it is given (each capability's, chosen by
+:mod:`video_index.app`) and maps the product's errors to answers once, for all of
+them (docs/api.md):
 
 * :class:`~video_index.core.errors.BadInput` and request validation → 400,
 * :class:`~video_index.core.errors.NotFound` and an unknown path → 404,
@@ -15,7 +15,9 @@ all of them (docs/api.md):
   missing setting → 503.
 
 Each body is ``{"error": {"parameter", "message"}}``; every status a route can
-answer is declared in ``/openapi.json`` (:func:`~video_index.query.context.responses`).
+answer is declared in ``/openapi.json`` (:func:`~video_index.api.errors.responses`).
+A check given to :func:`create_app` (``checks``) runs before every route, e.g. an
+authorization decision reading the route's ``openapi_extensions``.
 """
 
 from __future__ import annotations
@@ -23,15 +25,17 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Route, Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
-from video_index.annotations import routes as annotation_routes
+from video_index.api.errors import error, responses
 from video_index.core.errors import (
     BadInput,
     ConfigurationError,
@@ -41,11 +45,6 @@ from video_index.core.errors import (
     PreconditionRequired,
     ServiceError,
 )
-from video_index.deletion import routes as deletion_routes
-from video_index.media import routes as media_routes
-from video_index.query import context, routes
-from video_index.query.context import error, responses
-from video_index.viewer import routes as viewer_routes
 
 logger = Logger(child=True)
 
@@ -56,7 +55,13 @@ _METHODS: Final = ("get", "put", "post", "delete", "patch")
 MAX_BODY_BYTES: Final = 64 * 1024
 
 
-class _Resolver(APIGatewayHttpResolver):
+#: A check run before every route: the route (its path, method and
+#: ``openapi_extensions``) and the request; it refuses by raising a product error
+#: (mapped to its answer like any other). Authorization plugs in here.
+Check = Callable[[Route, APIGatewayProxyEventV2], None]
+
+
+class Resolver(APIGatewayHttpResolver):
     """The resolver, refusing a body it cannot read as JSON before anything parses it
     (Powertools would parse a form or multipart body, or decode a base64 body as UTF-8,
     and fail with a 500 on a bad one)."""
@@ -71,6 +76,79 @@ class _Resolver(APIGatewayHttpResolver):
             "body": json.dumps(refusal.body),
             "isBase64Encoded": False,
         }
+
+    def openapi_json(self) -> str:
+        """This resolver's OpenAPI document (every route it serves)."""
+        return self.get_openapi_json_schema(title=TITLE, version="1")
+
+    @cache  # noqa: B019 - one resolver per function, alive as long as the process
+    def route_methods(self) -> dict[str, frozenset[str]]:
+        """Every documented path (OpenAPI form, ``/devices/{device}``) with its methods.
+
+        The deployed HTTP API declares exactly these paths (``infra/api.py``,
+        ``infra/media.py``), so the routes API Gateway forwards and the routes a resolver
+        serves cannot drift.
+        """
+        schema = self.get_openapi_schema(title=TITLE, version="1")
+        return {
+            path: frozenset(m.upper() for m in _METHODS if getattr(item, m))
+            for path, item in (schema.paths or {}).items()
+        }
+
+    @cache  # noqa: B019 - as above
+    def _route_patterns(self) -> list[tuple[re.Pattern[str], frozenset[str]]]:
+        """Each documented path as a regular expression, with its methods."""
+        patterns = []
+        for path, methods in self.route_methods().items():
+            regex = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path))
+            patterns.append((re.compile(regex + "$"), methods))
+        return patterns
+
+    def methods_of(self, path: str) -> frozenset[str]:
+        for pattern, methods in self._route_patterns():
+            if pattern.match(path):
+                return methods
+        return frozenset()
+
+
+def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Resolver:
+    """A resolver serving ``routers`` and ``GET /openapi.json`` (their document), every
+    error answered as above; ``checks`` run before every route, in order."""
+    app = Resolver(enable_validation=True)
+    _answer_errors(app)
+    for router in routers:
+        app.include_router(router)
+    if checks:
+        app.use(middlewares=[_checking(checks)])
+
+    @app.get(
+        "/openapi.json",
+        responses=responses(
+            ok={
+                "description": "This document (OpenAPI 3)",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        ),
+    )
+    def openapi() -> Response[str]:
+        return Response(
+            status_code=200,
+            content_type="application/json",
+            body=app.openapi_json(),
+        )
+
+    return app
+
+
+def _checking(checks: Sequence[Check]) -> Callable[..., Response[Any]]:
+    def middleware(app: Resolver, next_middleware: Callable[[Resolver], Response[Any]]) -> Any:
+        route = app.context.get("_route")
+        if isinstance(route, Route):
+            for check in checks:
+                check(route, app.current_event)
+        return next_middleware(app)
+
+    return middleware
 
 
 def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
@@ -102,17 +180,38 @@ def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
     return None
 
 
-app = _Resolver(enable_validation=True)
-# The handler and the local stack configure the services through the app module.
-configure = context.configure
+def _answer_errors(app: Resolver) -> None:
+    """Map the product's errors (and an unknown path or method) to their answers."""
+    for kind, answer in (
+        (BadInput, _bad_input),
+        (RequestValidationError, _validation_error),
+        (PreconditionFailed, _precondition_failed),
+        (PreconditionRequired, _precondition_required),
+        (NotFound, _not_found_error),
+        (Conflict, _conflict),
+        (ServiceError, _service_error),
+        (ConfigurationError, _configuration_error),
+    ):
+        app.exception_handler(kind)(answer)
+
+    @app.not_found
+    def _no_route(_: Exception) -> Response[Any]:
+        event = app.current_event
+        allowed = app.methods_of(event.path)
+        if allowed:
+            allow = ", ".join(sorted(allowed))
+            return error(
+                405,
+                f"{event.http_method} is not allowed here (allowed: {allow})",
+                headers={"Allow": allow},
+            )
+        return error(404, "no such route")
 
 
-@app.exception_handler(BadInput)
 def _bad_input(exc: BadInput) -> Response[Any]:
     return error(400, exc.message, exc.parameter)
 
 
-@app.exception_handler(RequestValidationError)
 def _validation_error(exc: RequestValidationError) -> Response[Any]:
     first = exc.errors()[0] if exc.errors() else {}
     return error(400, str(first.get("msg", "invalid request")), _parameter(first.get("loc", ())))
@@ -135,102 +234,27 @@ def _parameter(location: Any) -> str | None:
     return path
 
 
-@app.exception_handler(PreconditionFailed)
 def _precondition_failed(exc: PreconditionFailed) -> Response[Any]:
     return error(412, str(exc), "If-Match")
 
 
-@app.exception_handler(PreconditionRequired)
 def _precondition_required(exc: PreconditionRequired) -> Response[Any]:
     return error(428, str(exc), "If-Match")
 
 
-@app.exception_handler(NotFound)
 def _not_found_error(exc: NotFound) -> Response[Any]:
     return error(404, exc.message, exc.parameter)
 
 
-@app.exception_handler(Conflict)
 def _conflict(exc: Conflict) -> Response[Any]:
     return error(409, str(exc))
 
 
-@app.exception_handler(ServiceError)
 def _service_error(exc: ServiceError) -> Response[Any]:
     logger.exception("a backing service is unavailable")
     return error(503, "the read model or the segment store is unavailable, retry later")
 
 
-@app.exception_handler(ConfigurationError)
 def _configuration_error(exc: ConfigurationError) -> Response[Any]:
     logger.exception("the API is misconfigured")
     return error(503, "the API is misconfigured, see its logs")
-
-
-@app.not_found
-def _no_route(_: Exception) -> Response[Any]:
-    event = app.current_event
-    allowed = _methods_of(event.path)
-    if allowed:
-        allow = ", ".join(sorted(allowed))
-        return error(
-            405,
-            f"{event.http_method} is not allowed here (allowed: {allow})",
-            headers={"Allow": allow},
-        )
-    return error(404, "no such route")
-
-
-@cache
-def route_methods() -> dict[str, frozenset[str]]:
-    """Every documented path (OpenAPI form, ``/devices/{device}``) with its methods.
-
-    The deployed HTTP API declares exactly these paths (``infra/api.py``), so the
-    routes API Gateway forwards and the routes this resolver serves cannot drift.
-    """
-    schema = app.get_openapi_schema(title=TITLE, version="1")
-    return {
-        path: frozenset(m.upper() for m in _METHODS if getattr(item, m))
-        for path, item in (schema.paths or {}).items()
-    }
-
-
-@cache
-def _route_patterns() -> list[tuple[re.Pattern[str], frozenset[str]]]:
-    """Each documented path as a regular expression, with its methods."""
-    patterns = []
-    for path, methods in route_methods().items():
-        regex = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path))
-        patterns.append((re.compile(regex + "$"), methods))
-    return patterns
-
-
-def _methods_of(path: str) -> frozenset[str]:
-    for pattern, methods in _route_patterns():
-        if pattern.match(path):
-            return methods
-    return frozenset()
-
-
-app.include_router(routes.router)
-app.include_router(media_routes.router)
-app.include_router(viewer_routes.router)
-app.include_router(annotation_routes.router)
-app.include_router(deletion_routes.router)
-
-
-@app.get(
-    "/openapi.json",
-    responses=responses(
-        ok={
-            "description": "This document (OpenAPI 3)",
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        }
-    ),
-)
-def openapi() -> Response[str]:
-    return Response(
-        status_code=200,
-        content_type="application/json",
-        body=app.get_openapi_json_schema(title=TITLE, version="1"),
-    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from video_index.api import params
 from video_index.core.errors import NotFound
 from video_index.core.keys import SegmentKey
-from video_index.query import params
 from video_index.query.queries import Queries
 
 

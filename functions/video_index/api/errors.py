@@ -1,21 +1,12 @@
-"""What every router of the HTTP API shares: its services and its error answers.
-
-The routers (one per capability) import this module; :mod:`video_index.query.app`
-joins them. Services are built by the Lambda handler on the first request (or by
-``video-index local``) and handed over with :func:`configure`.
-"""
+"""The API's error answers: one body for every 4xx/5xx, each status documented once."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-
-from video_index.core.errors import ConfigurationError
-from video_index.query.models import ErrorBody
-from video_index.query.service import ApiServices
+from pydantic import BaseModel
 
 #: What each error status means, as the OpenAPI document describes it.
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
@@ -31,19 +22,16 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     503: "The read model or the segment store is unavailable: retry later",
 }
 
-_services: Callable[[], ApiServices] | None = None
+
+class ErrorOut(BaseModel):
+    parameter: str | None
+    message: str
 
 
-def configure(services: Callable[[], ApiServices]) -> None:
-    """Tell the routes where their services come from (built lazily by the handler)."""
-    global _services
-    _services = services
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer of the API: ``{"error": {"parameter", "message"}}``."""
 
-
-def services() -> ApiServices:
-    if _services is None:
-        raise ConfigurationError("video_index.query.context.configure() was not called")
-    return _services()
+    error: ErrorOut
 
 
 def responses(

@@ -1,0 +1,39 @@
+"""Lambda entry point for the media routes (the only API routes that need PyAV):
+decorators and one call into the resolver."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from video_index.api.context import configure
+from video_index.app.routes import media_app
+from video_index.app.services import build_media_services
+from video_index.aws.clients import Clients
+from video_index.core.contract import ENV_BUCKET, MEDIA_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.settings import Settings
+
+logger = Logger(service=MEDIA_SERVICE_NAME)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=MEDIA_SERVICE_NAME)
+tracer = Tracer(service=MEDIA_SERVICE_NAME)
+
+
+@cache
+def services() -> dict[type[Any], object]:
+    """Built on the first invocation (not at import) and reused while the container lives."""
+    settings = Settings.from_env(required=(ENV_BUCKET,))  # no table: renditions only
+    return build_media_services(settings, Clients.default())
+
+
+configure(services)
+app = media_app()
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)
