@@ -49,8 +49,6 @@ from bench.stream_consumer import (
     record_key,
 )
 from bench.workload import Upload, Workload, put_objects, sequencers, sqs_events
-from tests.support import events as ev
-from tests.support.aggregation import streams_client
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.layout import segment_pk, segment_sk
@@ -58,6 +56,8 @@ from video_index.core.table_schema import create_tables, read_model_table_defini
 from video_index.ingest.batches import IngestService
 from video_index.ingest.events import normalize_sequencer
 from video_index.ingest.ingestor import Ingestor, Outcome
+from worlds import events as ev
+from worlds.aggregation import streams_client
 
 FULL: Final = Workload(devices=50, minutes=60)
 QUICK: Final = Workload(devices=10, minutes=10)

@@ -58,10 +58,6 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
-from tests.support.read_model_view import stored
-from tests.support.reference_projection import RefModel, project, with_aggregates
-from tests.support.reference_projection import ranges as reference_ranges
-from tests.support.tables import without_stream
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
 from video_index.core.keys import MAX_DURATION_MS, format_start, segment_id
 from video_index.core.ranges import merge_ranges
@@ -71,6 +67,10 @@ from video_index.query.calendar import CalendarDay
 from video_index.query.entries import KindTotals
 from video_index.query.queries import Queries
 from video_index.query.service import build_api_services
+from worlds.read_model_view import stored
+from worlds.reference_projection import RefModel, project, with_aggregates
+from worlds.reference_projection import ranges as reference_ranges
+from worlds.tables import without_stream
 
 DEVICE: Final = "cam-001"
 KIND: Final = "video"

@@ -63,9 +63,9 @@ from bench.reconcile_world import (
     World,
     partition_of,
 )
-from tests.support.inventory_fixtures import write_inventory_stream
 from video_index.core.table_schema import create_tables
 from video_index.local.dynamodb_local import free_port
+from worlds.inventory_fixtures import write_inventory_stream
 
 FULL_SIZES: Final = (100_000, 1_000_000)
 QUICK_SIZES: Final = (20_000, 100_000)

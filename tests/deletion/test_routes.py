@@ -13,8 +13,6 @@ from urllib.parse import urlencode
 import boto3
 import pytest
 
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.deletion_world import Clock
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
@@ -23,6 +21,8 @@ from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.worker import DeletionWorker
 from video_index.local.context import LocalLambdaContext
 from video_index.query import app as api
+from worlds import events as ev
+from worlds.api_world import ApiWorld, at, iso, make_world
 
 DEVICE = "cam-routes"
 WINDOW = {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T11:00:00Z"}

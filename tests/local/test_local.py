@@ -41,7 +41,7 @@ from tests.support.local_stack import (
     queue_depth,
     start_local,
 )
-from tests.support.media import clip
+from worlds.media import clip
 
 # --- end to end ----------------------------------------------------------------------------
 

@@ -50,11 +50,3 @@ def make_table_factory(engine: str, request: pytest.FixtureRequest) -> TableFact
         return client, name
 
     return factory
-
-
-def without_stream(client: Any, table: str) -> None:
-    """Turn the read-model table's stream off: for worlds loaded with their aggregates
-    already (``make_world(..., aggregate=False)``), where no consumer reads it. DynamoDB
-    Local slows down with every stream record it keeps, which made loading tens of
-    thousands of items take minutes."""
-    client.update_table(TableName=table, StreamSpecification={"StreamEnabled": False})
