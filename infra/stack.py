@@ -51,9 +51,21 @@ class VideoIndexStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings
+        self._add_data(settings)
+        self._add_pipelines(settings)
+        self._add_api(settings)
+        self._add_operations(settings)
+        self._add_monitoring(settings)
+        self._add_outputs(settings)
+
+    def _add_data(self, settings: StackSettings) -> None:
+        """The segment bucket, the read model and the annotations (primary data)."""
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
         self.annotations = AnnotationsTable(self, "Annotations", settings=settings)
+
+    def _add_pipelines(self, settings: StackSettings) -> None:
+        """Ingest (notifications -> read model), aggregation (its stream), exports."""
         self.ingest = IngestPipeline(
             self,
             "Ingest",
@@ -71,6 +83,9 @@ class VideoIndexStack(Stack):
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
         )
+
+    def _add_api(self, settings: StackSettings) -> None:
+        """The HTTP API, and the bucket's CORS for the players it redirects."""
         self.api = QueryApi(
             self,
             "Api",
@@ -86,6 +101,10 @@ class VideoIndexStack(Stack):
         # direct fetches (overlays, clips) work but redirected media does not
         # (docs/playback.md).
         self.storage.allow_reads_from(self.api.origin, *settings.cors_origins)
+
+    def _add_operations(self, settings: StackSettings) -> None:
+        """Reconcile and rebuild, the optional replica, deletion requests and who may
+        record or enforce them."""
         self.reconcile = ReconcileAndRebuild(
             self,
             "Reconcile",
@@ -110,6 +129,8 @@ class VideoIndexStack(Stack):
         self.deletion.allow_requests(self.api.function, self.api.role)
         self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)
         self.deletion.allow_enforcement(self.reconcile.function, self.reconcile.role, scan=True)
+
+    def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -124,6 +145,9 @@ class VideoIndexStack(Stack):
             reconcile_state_machine=self.reconcile.reconcile_state_machine,
             rebuild_state_machine=self.reconcile.rebuild_state_machine,
         )
+
+    def _add_outputs(self, settings: StackSettings) -> None:
+        """What deployers and the CLI read (docs/deployment.md, docs/operations.md)."""
         self.api_url_output = CfnOutput(
             self,
             OUTPUT_API_URL,
