@@ -36,6 +36,7 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, Totals, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
+from bench.figures import ratio
 from video_index.annotations.layout import anchor_sk, partition
 from video_index.annotations.model import Annotation, Draft, SegmentRef, Target
 from video_index.core.keys import SegmentKey
@@ -252,7 +253,7 @@ def _table(title: str, rows: list[Figures], baseline: Figures | None) -> Table:
             figures.described(),
             f"{figures.per_call(figures.write_units):.2f}",
             f"{figures.per_call(figures.read_units):.2f}",
-            f"{units / base:.1f}x" if base else "",
+            ratio(units, base, digits=1),
         )
     return table
 

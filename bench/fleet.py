@@ -35,7 +35,7 @@ from typing import Any, Final
 from rich.table import Table
 
 from bench.context import BenchContext, BenchmarkFailed
-from bench.reconcile import ROOT, S3Server
+from bench.reconcile_setup import ROOT, S3Server
 
 FULL_ROWS: Final = 10_000_000
 QUICK_ROWS: Final = 500_000

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter
 from bench.context import BenchmarkFailed
+from bench.figures import ratio
 from bench.queries_world import (
     DDB_READ_USD_PER_MILLION,
     MIN_RUNS,
@@ -136,10 +137,6 @@ def measure(
 # -- printing --------------------------------------------------------------------------------
 
 
-def _ratio(a: float, b: float) -> str:
-    return f"{a / b:,.1f}x" if b else "-"
-
-
 def answer_of_calendar(days: list[CalendarDay]) -> str:
     with_video = sum(d.has_video for d in days)
     return f"{len(days)} days, {with_video} with video, {sum(d.segments for d in days):,} segments"
@@ -185,8 +182,8 @@ def results_table(rows: list[tuple[str, str, Measured, Measured]]) -> Table:
             wall_ms(model),
             f"{listing.requests:,}",
             wall_ms(listing),
-            _ratio(listing.requests, model.requests),
-            _ratio(listing.ms, model.ms),
+            ratio(listing.requests, model.requests, digits=1),
+            ratio(listing.ms, model.ms, digits=1),
         )
     return table
 
@@ -211,7 +208,7 @@ def cost_table(rows: list[tuple[str, str, Measured, Measured]]) -> Table:
             question,
             f"${model_usd:.4f}",
             f"${listing_usd:.4f}",
-            _ratio(listing_usd, model_usd),
+            ratio(listing_usd, model_usd, digits=1),
         )
     return table
 
