@@ -253,7 +253,7 @@ def _table(title: str, rows: list[Figures], baseline: Figures | None) -> Table:
             figures.described(),
             f"{figures.per_call(figures.write_units):.2f}",
             f"{figures.per_call(figures.read_units):.2f}",
-            ratio(units, base, digits=1),
+            ratio(units, base, digits=1) if base else "",
         )
     return table
 
