@@ -17,13 +17,13 @@ from typing import Any
 
 import boto3
 
+import video_index.query.app as api
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.ingest.batches import IngestService
 from video_index.ingest.service import build_ingest_service
 from video_index.media.synthetic import ContainerName
-from video_index.query import app as api
 from video_index.query.service import ApiServices, build_api_services
 from worlds import events as ev
 from worlds.aggregation import Aggregation
