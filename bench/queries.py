@@ -3,7 +3,7 @@
 One camera, ``cam-001``, records back-to-back 10 s video segments through
 November 2026, with a 5-minute outage at a random time every day. The same
 objects are in a moto bucket and, as the independent projection of their
-listing (``tests.reference_projection``), in a read-model table on DynamoDB
+listing (``worlds.reference_projection``), in a read-model table on DynamoDB
 Local, loaded directly with ``BatchWriteItem`` (as ingest would leave it).
 
 Two questions are answered both ways in the same run:
@@ -21,7 +21,7 @@ priced by AWS's rules (``bench.capacity``).
 
 The table holds what ingest and the stream consumer leave: segment items, bucket
 items with their figures and hourly video coverage (``r``), and device items with
-each kind's totals (``tests.reference_projection.with_aggregates``), so the
+each kind's totals (``worlds.reference_projection.with_aggregates``), so the
 questions can be answered from segment items or from the stored aggregates,
 whichever the query layer reads.
 """
@@ -305,7 +305,7 @@ def _print_notes(
         + ("..." if len(calendar_prefixes) > 4 else "")
         + "; 1,000 keys a page. Keys parsed by a regular expression of docs/keys.md (not the "
         "product's parser); answer computed in Python. Answers checked equal to the read "
-        "model's, and the ranges also to tests.reference_projection.ranges of the whole "
+        "model's, and the ranges also to worlds.reference_projection.ranges of the whole "
         "bucket.",
         f"moto's own list_objects_v2 copies and sorts all {len(world.segments):,} keys of "
         f"the bucket on every page ({slow_ms:,.0f} ms a page here, an emulator artifact S3 "

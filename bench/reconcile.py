@@ -3,7 +3,7 @@
 A world of N 10 s video segments over 200 devices × 30 UTC days (6,000 partitions,
 N/6,000 each; :mod:`bench.reconcile_world`) is written as S3 Inventory reports, CSV
 (gzip) and Parquet, five data files each, in the real layout
-(``tests.inventory_fixtures.write_inventory_stream``, streamed from a generator). The
+(``worlds.inventory_fixtures.write_inventory_stream``, streamed from a generator). The
 read model of the same world is loaded directly with ``BatchWriteItem`` into a table
 on DynamoDB Local, with 0.1 % of the partitions (6) drifted: lost events, a ghost
 entry, deleted items with a bent bucket figure.
