@@ -36,17 +36,18 @@ from rich.table import Table
 
 from bench.capacity import CapacityMeter, Totals, describe_shape
 from bench.context import BenchContext, BenchmarkFailed
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, make_world
-from tests.support.read_model_view import stored
-from tests.support.reference_projection import project, with_aggregates
-from tests.support.tables import without_stream
+from bench.figures import ratio
 from video_index.annotations.layout import anchor_sk, partition
 from video_index.annotations.model import Annotation, Draft, SegmentRef, Target
 from video_index.core.keys import SegmentKey
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import annotations_table_definition, create_tables
 from video_index.core.timeunits import DAY_MS, iso_ms, to_epoch_ms
+from worlds import events as ev
+from worlds.api_world import ApiWorld, make_world
+from worlds.read_model_view import stored
+from worlds.reference_projection import project, with_aggregates
+from worlds.tables import without_stream
 
 DEVICE: Final = "cam-001"
 REGION: Final = "us-east-1"
@@ -252,7 +253,7 @@ def _table(title: str, rows: list[Figures], baseline: Figures | None) -> Table:
             figures.described(),
             f"{figures.per_call(figures.write_units):.2f}",
             f"{figures.per_call(figures.read_units):.2f}",
-            f"{units / base:.1f}x" if base else "",
+            ratio(units, base, digits=1) if base else "",
         )
     return table
 

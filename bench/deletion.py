@@ -116,12 +116,7 @@ def _keys(count: int, device: str = DEVICE) -> list[str]:
 
 
 def _measure(count: int) -> dict[str, Any]:
-    from video_index.aws.deletions import DeletionTable
-    from video_index.aws.objects import ObjectStore
     from video_index.core.table_schema import create_tables
-    from video_index.core.timeunits import to_epoch_ms
-    from video_index.deletion.jobs import DeletionJobs
-    from video_index.deletion.restore import Restorer
     from video_index.local import s3_fidelity
     from video_index.local.aws import client, isolated_session
     from video_index.local.stack import MotoServer
@@ -134,84 +129,103 @@ def _measure(count: int) -> dict[str, Any]:
         dynamodb = client(session, "dynamodb", moto.endpoint)
         create_tables(dynamodb, "read-model", deletions="deletions")
         meter = Meter(s3)
-        out: dict[str, Any] = {"delete": [], "restore": []}
-
-        def bucket(name: str) -> str:
-            s3.create_bucket(Bucket=name)
-            s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
-            return name
-
-        low, high = to_epoch_ms(FIRST), to_epoch_ms(FIRST + timedelta(days=3))
-        for erase in (False, True):
-            name = bucket(f"bench-job-{'erase' if erase else 'markers'}")
-            _fill(s3, name, _keys(count))
-            jobs = DeletionJobs(
-                DeletionTable(dynamodb, "deletions"), ObjectStore(s3, name), enqueue=lambda _: None
-            )
-            request = jobs.create(DEVICE, low, high, kind="video", erase=erase, created_by="bench")
-            meter.take()
-            began = time.perf_counter()
-            job = jobs.run(request.deletion_id).request
-            seconds = time.perf_counter() - began
-            left = s3.list_objects_v2(Bucket=name, Prefix="v1/").get("KeyCount", 0)
-            if job.deleted != count or left:
-                raise RuntimeError(f"job deleted {job.deleted} of {count}, {left} left")
-            how = "deletion job, erase (every version)" if erase else "deletion job, delete markers"
-            out["delete"].append(
-                {"how": how, "objects": count, "seconds": seconds, "requests": meter.take()}
-            )
-
-        name = bucket("bench-loop")
-        _fill(s3, name, _keys(count))
-        meter.take()
-        began = time.perf_counter()
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix="v1/"):
-            for obj in page.get("Contents", []):
-                s3.delete_object(Bucket=name, Key=obj["Key"])
-        seconds = time.perf_counter() - began
-        out["delete"].append(
-            {
-                "how": "baseline: list, then DeleteObject one by one (aws s3 rm --recursive)",
-                "objects": count,
-                "seconds": seconds,
-                "requests": meter.take(),
-            }
-        )
-
-        replica = bucket("bench-replica")
-        _fill(s3, replica, _keys(count, "cam-restore"))
-        target = bucket("bench-restored")
-        restorer = Restorer(ObjectStore(s3, target))
-        for how in ("video-index restore, empty bucket", "video-index restore, second run"):
-            meter.take()
-            began = time.perf_counter()
-            report = restorer.run(replica)
-            seconds = time.perf_counter() - began
-            out["restore"].append(
-                {"how": how, "objects": report.copied, "seconds": seconds, "requests": meter.take()}
-            )
-        if out["restore"][0]["objects"] != count or out["restore"][1]["objects"] != 0:
-            raise RuntimeError(f"restore copied {[r['objects'] for r in out['restore']]}")
-
-        plain = bucket("bench-plain-copy")
-        meter.take()
-        began = time.perf_counter()
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=replica, Prefix="v1/"):
-            for obj in page.get("Contents", []):
-                source = {"Bucket": replica, "Key": obj["Key"]}
-                s3.copy_object(Bucket=plain, Key=obj["Key"], CopySource=source)
-        out["restore"].append(
-            {
-                "how": "baseline: list, then CopyObject one by one",
-                "objects": count,
-                "seconds": time.perf_counter() - began,
-                "requests": meter.take(),
-            }
-        )
-        return out
+        return {
+            "delete": _measure_deletes(s3, dynamodb, meter, count),
+            "restore": _measure_restores(s3, meter, count),
+        }
     finally:
         moto.stop()
         undo()
+
+
+def _versioned_bucket(s3: Any, name: str) -> str:
+    s3.create_bucket(Bucket=name)
+    s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    return name
+
+
+def _measure_deletes(s3: Any, dynamodb: Any, meter: Meter, count: int) -> list[dict[str, Any]]:
+    """A deletion job (markers, then erase) against the baseline of one DeleteObject a key."""
+    from video_index.aws.deletions import DeletionTable
+    from video_index.aws.objects import ObjectStore
+    from video_index.core.timeunits import to_epoch_ms
+    from video_index.deletion.jobs import DeletionJobs
+
+    out: list[dict[str, Any]] = []
+    low, high = to_epoch_ms(FIRST), to_epoch_ms(FIRST + timedelta(days=3))
+    for erase in (False, True):
+        name = _versioned_bucket(s3, f"bench-job-{'erase' if erase else 'markers'}")
+        _fill(s3, name, _keys(count))
+        jobs = DeletionJobs(
+            DeletionTable(dynamodb, "deletions"), ObjectStore(s3, name), enqueue=lambda _: None
+        )
+        request = jobs.create(DEVICE, low, high, kind="video", erase=erase, created_by="bench")
+        meter.take()
+        began = time.perf_counter()
+        job = jobs.run(request.deletion_id).request
+        seconds = time.perf_counter() - began
+        left = s3.list_objects_v2(Bucket=name, Prefix="v1/").get("KeyCount", 0)
+        if job.deleted != count or left:
+            raise RuntimeError(f"job deleted {job.deleted} of {count}, {left} left")
+        how = "deletion job, erase (every version)" if erase else "deletion job, delete markers"
+        out.append({"how": how, "objects": count, "seconds": seconds, "requests": meter.take()})
+
+    name = _versioned_bucket(s3, "bench-loop")
+    _fill(s3, name, _keys(count))
+    meter.take()
+    began = time.perf_counter()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix="v1/"):
+        for obj in page.get("Contents", []):
+            s3.delete_object(Bucket=name, Key=obj["Key"])
+    seconds = time.perf_counter() - began
+    out.append(
+        {
+            "how": "baseline: list, then DeleteObject one by one (aws s3 rm --recursive)",
+            "objects": count,
+            "seconds": seconds,
+            "requests": meter.take(),
+        }
+    )
+    return out
+
+
+def _measure_restores(s3: Any, meter: Meter, count: int) -> list[dict[str, Any]]:
+    """video-index restore (twice: the second copies nothing) against one CopyObject a key."""
+    from video_index.aws.objects import ObjectStore
+    from video_index.deletion.restore import Restorer
+
+    out: list[dict[str, Any]] = []
+    replica = _versioned_bucket(s3, "bench-replica")
+    _fill(s3, replica, _keys(count, "cam-restore"))
+    target = _versioned_bucket(s3, "bench-restored")
+    restorer = Restorer(ObjectStore(s3, target))
+    for how in ("video-index restore, empty bucket", "video-index restore, second run"):
+        meter.take()
+        began = time.perf_counter()
+        report = restorer.run(replica)
+        seconds = time.perf_counter() - began
+        out.append(
+            {"how": how, "objects": report.copied, "seconds": seconds, "requests": meter.take()}
+        )
+    if out[0]["objects"] != count or out[1]["objects"] != 0:
+        raise RuntimeError(f"restore copied {[r['objects'] for r in out]}")
+
+    plain = _versioned_bucket(s3, "bench-plain-copy")
+    meter.take()
+    began = time.perf_counter()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=replica, Prefix="v1/"):
+        for obj in page.get("Contents", []):
+            source = {"Bucket": replica, "Key": obj["Key"]}
+            s3.copy_object(Bucket=plain, Key=obj["Key"], CopySource=source)
+    out.append(
+        {
+            "how": "baseline: list, then CopyObject one by one",
+            "objects": count,
+            "seconds": time.perf_counter() - began,
+            "requests": meter.take(),
+        }
+    )
+    return out
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The read model after ingest and the stream consumer, against an independent reference.
 
-The reference is ``tests.support.reference_projection`` (the projection the tests
+The reference is ``worlds.reference_projection`` (the projection the tests
 compare the product with): the workload's objects as a listing, projected to
 bucket figures, each hour's video coverage and each device's totals. Every bucket
 and device item the consumer wrote must equal it, figure by figure.
@@ -17,10 +17,10 @@ from boto3.dynamodb.types import TypeDeserializer
 from bench.context import BenchmarkFailed
 from bench.stream_consumer import Delivery
 from bench.workload import SEGMENT_MS, Upload, Workload
-from tests.support.reference_projection import project, with_aggregates
 from video_index.core.layout import RUNS, device_total
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.ingest.ingestor import Outcome
+from worlds.reference_projection import project, with_aggregates
 
 _deserialize = TypeDeserializer().deserialize
 _FIGURE = re.compile(r"^(?:[nbdc][0-3]|h)$")

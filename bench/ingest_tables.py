@@ -8,16 +8,13 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from bench.capacity import item_size
+from bench.figures import ratio
 
 if TYPE_CHECKING:
-    from bench.ingest import Pipeline, Run
+    from bench.ingest_paths import Pipeline, Run
 
 #: The infra's batching window (marked in the figures table).
 DEFAULT_WINDOW_S = 60
-
-
-def ratio(a: float, b: float) -> str:
-    return f"{a / b:.2f}x" if b else "-"
 
 
 def figures_table(pipelines: list[Pipeline], floor: Run) -> Table:

@@ -32,7 +32,6 @@ from rich.table import Table
 from bench.context import BenchContext, BenchmarkFailed
 from bench.stream_consumer import consumer
 from bench.workload import START
-from tests.support.aggregation import streams_client
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import SegmentKey, segment_id
 from video_index.core.layout import bucket_pk, bucket_sk, device_total, devices_pk
@@ -40,6 +39,7 @@ from video_index.core.projection import ObjectState
 from video_index.core.table_schema import create_tables
 from video_index.core.timeunits import HOUR_MS
 from video_index.local.streams import StreamEventSource
+from worlds.aggregation import streams_client
 
 DEVICE: Final = "cam-lag"
 GENERATION: Final = 1

@@ -31,7 +31,6 @@ from moto import mock_aws
 from rich.table import Table
 
 from bench.context import BenchContext, BenchmarkFailed
-from tests.support import events as ev
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.aws.objects import ObjectStore
 from video_index.core.keys import SegmentKey, segment_id
@@ -41,6 +40,7 @@ from video_index.ingest.service import build_ingest_service
 from video_index.media.remux import export_mp4
 from video_index.media.renditions import Renditions
 from video_index.media.synthetic import count_frames, epoch, synthetic_clip
+from worlds import events as ev
 
 #: S3 Standard, us-east-1, as published in 2026: $/GB-month, $/1,000 PUT, $/1,000 GET.
 STORAGE_PER_GB_MONTH: Final = 0.023

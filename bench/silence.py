@@ -35,7 +35,8 @@ def _fleet(size: int) -> list[dict[str, Any]]:
         item: dict[str, Any] = {"pk": "g1#devices", "sk": f"cam-{i:06d}", "v": 41}
         quiet = rng.random() < 0.01
         for kind in KINDS:
-            last = NOW_MS - (rng.randint(3_600_000, 86_400_000) if quiet else rng.randint(0, 60_000))
+            ago = rng.randint(3_600_000, 86_400_000) if quiet else rng.randint(0, 60_000)
+            last = NOW_MS - ago
             item |= {f"n:{kind}": 8_640, f"b:{kind}": 2_500_000_000, f"d:{kind}": 86_400_000}
             item |= {f"f:{kind}": last - 86_400_000, f"l:{kind}": last}
             item |= {f"w:{kind}": "4960" + "1" * 36, f"m:{kind}": "t" * 16}

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from tests.support import events as ev
 from video_index.core.keys import SegmentKey, format_key, segment_id
+from worlds import events as ev
 
 START: Final = datetime(2026, 11, 30, 12, tzinfo=UTC)
 SEGMENT_MS: Final = 10_000

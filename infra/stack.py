@@ -54,11 +54,23 @@ class VideoIndexStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings
+        self._add_data(settings)
+        self._add_pipelines(settings)
+        self._add_api(settings)
+        self._add_operations(settings)
+        self._add_monitoring(settings)
+        self._add_outputs(settings)
+
+    def _add_data(self, settings: StackSettings) -> None:
+        """The segment bucket, the read model and the annotations (primary data)."""
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
         # One identity per camera (docs/cameras.md): its own keys only, never an overwrite.
         self.cameras = CameraIdentities(self, "Cameras", bucket=self.storage.bucket)
         self.annotations = AnnotationsTable(self, "Annotations", settings=settings)
+
+    def _add_pipelines(self, settings: StackSettings) -> None:
+        """Ingest (notifications -> read model), aggregation (its stream), exports."""
         self.ingest = IngestPipeline(
             self,
             "Ingest",
@@ -76,6 +88,9 @@ class VideoIndexStack(Stack):
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
         )
+
+    def _add_api(self, settings: StackSettings) -> None:
+        """The HTTP API, and the bucket's CORS for the players it redirects."""
         self.api = QueryApi(
             self,
             "Api",
@@ -95,6 +110,10 @@ class VideoIndexStack(Stack):
         # direct fetches (overlays, clips) work but redirected media does not
         # (docs/playback.md).
         self.storage.allow_reads_from(self.api.origin, *settings.cors_origins)
+
+    def _add_operations(self, settings: StackSettings) -> None:
+        """Reconcile and rebuild, the optional replica, deletion requests and who may
+        record or enforce them."""
         self.reconcile = ReconcileAndRebuild(
             self,
             "Reconcile",
@@ -119,6 +138,8 @@ class VideoIndexStack(Stack):
         self.deletion.allow_requests(self.api.function, self.api.role)
         self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)
         self.deletion.allow_enforcement(self.reconcile.function, self.reconcile.role, scan=True)
+
+    def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -141,6 +162,9 @@ class VideoIndexStack(Stack):
             bucket_name=self.storage.bucket.bucket_name,
             topic=self.monitoring.topic,
         )
+
+    def _add_outputs(self, settings: StackSettings) -> None:
+        """What deployers and the CLI read (docs/deployment.md, docs/operations.md)."""
         self.api_url_output = CfnOutput(
             self,
             OUTPUT_API_URL,

@@ -58,7 +58,37 @@ def ops_function(
     """
     bucket = storage.bucket
     reports = storage.reports_bucket
-    statements = [
+    statements = _statements(storage, table)
+    acknowledgments = _acknowledgments(storage)
+    return python_function(
+        scope,
+        settings=settings,
+        handler=RECONCILE_HANDLER,
+        service_name=RECONCILE_SERVICE_NAME,
+        description="video-index reconcile/rebuild: plan, repair partitions, report, switch",
+        role_description=("video-index reconcile/rebuild: S3 listing and inventory -> read model"),
+        timeout=Duration.seconds(settings.reconcile_timeout_seconds),
+        memory_size=settings.reconcile_memory_mb,
+        ephemeral_storage=Size.mebibytes(settings.reconcile_ephemeral_storage_mb),
+        environment={
+            ENV_BUCKET: bucket.bucket_name,
+            ENV_TABLE: table.table_name,
+            ENV_REPORTS_BUCKET: reports.bucket_name,
+            ENV_INVENTORY_DESTINATION: storage.inventory_destination_uri,
+            ENV_MAX_REMOVE_SHARE: str(settings.reconcile_max_remove_share),
+            ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
+            ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
+        },
+        statements=statements,
+        acknowledgments=acknowledgments,
+    )
+
+
+def _statements(storage: SegmentStorage, table: dynamodb.ITable) -> list[iam.PolicyStatement]:
+    """The read model, segment reads, the inventory and the runs' own report objects."""
+    bucket = storage.bucket
+    reports = storage.reports_bucket
+    return [
         iam.PolicyStatement(
             sid="ReadModelItems",
             actions=list(READ_MODEL_ACTIONS),
@@ -91,9 +121,15 @@ def ops_function(
             ],
         ),
     ]
+
+
+def _acknowledgments(storage: SegmentStorage) -> list[Acknowledgment]:
+    """Why the wildcards of :func:`_statements` are as narrow as the names allow."""
+    bucket = storage.bucket
+    reports = storage.reports_bucket
     segments = logical_id(bucket)
     reports_id = logical_id(reports)
-    acknowledgments = [
+    return [
         segment_objects_acknowledgment(
             bucket,
             "Only s3:GetObject (HEAD before a repair); nothing here writes to the segment bucket.",
@@ -123,25 +159,3 @@ def ops_function(
             ),
         ),
     ]
-    return python_function(
-        scope,
-        settings=settings,
-        handler=RECONCILE_HANDLER,
-        service_name=RECONCILE_SERVICE_NAME,
-        description="video-index reconcile/rebuild: plan, repair partitions, report, switch",
-        role_description=("video-index reconcile/rebuild: S3 listing and inventory -> read model"),
-        timeout=Duration.seconds(settings.reconcile_timeout_seconds),
-        memory_size=settings.reconcile_memory_mb,
-        ephemeral_storage=Size.mebibytes(settings.reconcile_ephemeral_storage_mb),
-        environment={
-            ENV_BUCKET: bucket.bucket_name,
-            ENV_TABLE: table.table_name,
-            ENV_REPORTS_BUCKET: reports.bucket_name,
-            ENV_INVENTORY_DESTINATION: storage.inventory_destination_uri,
-            ENV_MAX_REMOVE_SHARE: str(settings.reconcile_max_remove_share),
-            ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
-            ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
-        },
-        statements=statements,
-        acknowledgments=acknowledgments,
-    )

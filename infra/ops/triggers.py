@@ -14,7 +14,7 @@ from aws_cdk import aws_scheduler_targets as scheduler_targets
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.ops.state_machines import SCHEDULED_RECONCILE_INPUT
+from infra.ops.reconcile_machine import SCHEDULED_RECONCILE_INPUT
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 from video_index.core.contract import ACTION_RECONCILE_PLAN

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests.support.api_world import ApiWorld, make_world
 from tests.support.tables import make_tables
 from video_index.core.keys import SegmentKey
+from worlds.api_world import ApiWorld, make_world
 
 DEVICE = "cam-001"
 

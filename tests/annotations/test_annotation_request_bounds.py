@@ -14,12 +14,12 @@ import pytest
 from moto import mock_aws
 
 from tests.query.test_api_request_bounds import load
-from tests.support.api_world import ApiWorld, address, make_world
-from tests.support.tables import without_stream
 from video_index.annotations.model import Annotation, Target
 from video_index.core.keys import SegmentKey
 from video_index.core.table_schema import create_tables
 from video_index.core.timeunits import DAY_MS, to_epoch_ms
+from worlds.api_world import ApiWorld, address, make_world
+from worlds.tables import without_stream
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 12, 15, tzinfo=UTC)

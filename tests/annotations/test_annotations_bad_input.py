@@ -12,8 +12,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from tests.support.api_world import ApiWorld, at, make_world
 from video_index.core.table_schema import create_tables
+from worlds.api_world import ApiWorld, at, make_world
 
 ROUTE = "/devices/cam-001/annotations"
 RANGE = {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T11:00:00Z"}
@@ -158,8 +158,8 @@ def test_bodies_that_are_not_json_or_too_large(
     status: int,
     parameter: str,
 ) -> None:
-    from tests.support import events as ev
     from video_index.app.routes import whole_app
+    from worlds import events as ev
 
     event = ev.http_request(ROUTE, method="POST")
     event["headers"]["content-type"] = content_type

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from tests.annotations.conftest import DEVICE, delete, get, jwt, on, post, put, shown, window
-from tests.support.api_world import ApiWorld, address, at, iso, make_world
+from worlds.api_world import ApiWorld, address, at, iso, make_world
 
 MINUTE = 60_000
 
@@ -67,7 +67,7 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
 
 
 def world_now() -> Any:
-    from tests.support.api_world import NOW
+    from worlds.api_world import NOW
 
     return NOW
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler.api_gateway import Route, Router
 
-from tests.support import events as ev
 from video_index.api import context
 from video_index.api.context import optional_service, service
 from video_index.api.errors import responses
 from video_index.api.resolver import create_app
 from video_index.app.routes import api_paths, media_app, media_paths, route_methods
 from video_index.core.errors import BadInput, ConfigurationError
+from worlds import events as ev
 
 
 @pytest.fixture(autouse=True)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from tests.support.aggregation import streams_client
 from tests.support.tables import ENGINES, engine_client
 from video_index.core.table_schema import create_tables
+from worlds.aggregation import streams_client
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ import boto3
 import pytest
 
 from tests.infra.template import Synth
-from tests.support.aggregation import Aggregation
 from tests.support.deployed_stack import (
     BUCKET,
     REPORTS,
@@ -30,9 +29,6 @@ from tests.support.deployed_stack import (
     deploy,
     template,
 )
-from tests.support.inventory_fixtures import write_inventory
-from tests.support.read_model_view import view
-from tests.support.reference_projection import list_bucket, project
 from tests.support.tables import make_table_factory
 from video_index.cli import follow as follow_cli
 from video_index.cli import targets
@@ -40,6 +36,10 @@ from video_index.cli.main import main
 from video_index.core import contract
 from video_index.ops.payloads import RebuildInput, ReconcileInput
 from video_index.ops.service import build_ops
+from worlds.aggregation import Aggregation
+from worlds.inventory_fixtures import write_inventory
+from worlds.read_model_view import view
+from worlds.reference_projection import list_bucket, project
 
 REBUILD = contract.OUTPUT_REBUILD_STATE_MACHINE
 RECONCILE = contract.OUTPUT_RECONCILE_STATE_MACHINE

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
 from tests.support.deletion_world import (
     BUCKET,
     World,
@@ -34,6 +32,8 @@ from video_index.deletion.enforcement import Enforcer
 from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor, Outcome
 from video_index.ops.reconcile import Reconciler
+from worlds import events as ev
+from worlds.aggregation import Aggregation
 
 DEVICE = "cam-enforced"
 FROM, TO = at(21, 8), at(21, 9)

@@ -12,8 +12,8 @@ import pytest
 
 from infra.settings import StackSettings
 from tests.infra.template import Synth, synthesize
-from tests.support.lambda_env import LambdaEnvironment, lambda_environment
 from video_index.local.stack import MotoServer
+from worlds.lambda_env import LambdaEnvironment, lambda_environment
 
 
 @pytest.fixture(scope="session")

@@ -35,19 +35,7 @@ from infra.dependencies import (
 )
 from infra.settings import StackSettings
 from tests.infra.template import Synth
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
 from tests.support.deployed_world import DeployedWorld
-from tests.support.inventory_fixtures import write_inventory
-from tests.support.lambda_env import (
-    Invocation,
-    LambdaEnvironment,
-    invoke,
-    lambda_environ,
-    unzip,
-    zip_folder,
-)
-from tests.support.read_model_view import view
 from video_index.core.contract import (
     ACTION_RECONCILE,
     ENV_DELETION_QUEUE_URL,
@@ -63,6 +51,18 @@ from video_index.deletion.service import build_deletion_jobs
 from video_index.local.stack import MotoServer
 from video_index.media.exports import ExportJob, clip_key, job_key
 from video_index.media.renditions import rendition_keys
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.inventory_fixtures import write_inventory
+from worlds.lambda_env import (
+    Invocation,
+    LambdaEnvironment,
+    invoke,
+    lambda_environ,
+    unzip,
+    zip_folder,
+)
+from worlds.read_model_view import view
 
 DEVICE = "cam-deployed"
 ZONE = "Australia/Lord_Howe"

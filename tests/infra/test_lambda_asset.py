@@ -28,7 +28,7 @@ from infra.dependencies import (
 from infra.limits import POWERTOOLS_LAYER_NAME
 from infra.settings import StackSettings
 from tests.infra.template import Synth
-from tests.support.lambda_env import LambdaEnvironment, folder_bytes
+from worlds.lambda_env import LambdaEnvironment, folder_bytes
 
 #: ELF ``e_machine`` values (System V ABI): what a shared library was built for.
 ELF_MACHINES = {183: "aarch64", 62: "x86_64"}

@@ -25,11 +25,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from tests.support import events as ev
-from tests.support.aggregation import streams_client
 from tests.support.aws_doubles import DYNAMODB_FAULTS, S3_FAULTS, FlakyClient, SerializedClient
-from tests.support.read_model_view import view
-from tests.support.reference_projection import list_bucket, project, ranges, with_aggregates
 from tests.support.s3_world import DEVICES, OTHER_KEYS, Op, World, ops, segments
 from tests.support.stream_delivery import ChaoticStreamSource, Killer
 from tests.support.tables import ENGINES, make_table_factory
@@ -41,6 +37,10 @@ from video_index.core.keys import SegmentKey, format_key
 from video_index.core.ranges import merge_ranges
 from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor
+from worlds import events as ev
+from worlds.aggregation import streams_client
+from worlds.read_model_view import view
+from worlds.reference_projection import list_bucket, project, ranges, with_aggregates
 
 WORKERS = 4
 FAULT_RATE = 0.08

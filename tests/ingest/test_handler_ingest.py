@@ -9,10 +9,10 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support import events as ev
 from video_index.core.settings import ConfigurationError
 from video_index.core.table_schema import create_tables
 from video_index.handlers import ingest as ingest_handler
+from worlds import events as ev
 
 KEY = "v1/video/cam-001/2026/11/30/12/20261130T120000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
 

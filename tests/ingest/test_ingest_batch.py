@@ -9,14 +9,14 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support import events as ev
-from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.keys import parse_key
 from video_index.ingest.batches import DeadLetterParking, IngestService
 from video_index.ingest.ingestor import Ingestor, Outcome
+from worlds import events as ev
+from worlds.read_model_view import view
 
 BUCKET = ev.BUCKET
 

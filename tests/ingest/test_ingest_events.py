@@ -9,9 +9,6 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
@@ -23,6 +20,9 @@ from video_index.ingest.events import (
     normalize_sequencer,
 )
 from video_index.ingest.ingestor import Ingestor, Outcome
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.read_model_view import view
 
 KEY = "v1/video/cam-001/2026/11/30/23/20261130T235500.000Z_600000_3f9a1c2e7b4d5a60.mp4"
 SEGMENT = ("cam-001", "video", "20261130T235500.000Z_600000_3f9a1c2e7b4d5a60.mp4")

@@ -16,13 +16,13 @@ from typing import Any
 import m3u8
 import pytest
 
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, at, iso, make_world
-from tests.support.media import clip
 from tests.support.tables import TableFactory
 from video_index.core.keys import SegmentKey, segment_id
 from video_index.media.probe import PROBE_BYTES
 from video_index.media.synthetic import synthetic_clip
+from worlds import events as ev
+from worlds.api_world import ApiWorld, at, iso, make_world
+from worlds.media import clip
 
 DEVICE = "cam-probe"
 

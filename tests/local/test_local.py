@@ -43,7 +43,7 @@ from tests.support.local_stack import (
     start_local,
     stop,
 )
-from tests.support.media import clip
+from worlds.media import clip
 
 # --- end to end ----------------------------------------------------------------------------
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.tables import TableFactory
 from video_index.app.routes import whole_app
 from video_index.aws.objects import ObjectStore
 from video_index.media.exports import Exports, ExportState, clip_key
 from video_index.media.worker import ExportWorker
+from worlds import events as ev
+from worlds.api_world import ApiWorld, at, iso, make_world
 
 DEVICE = "cam-export"
 

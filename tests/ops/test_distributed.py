@@ -24,9 +24,6 @@ from moto import mock_aws
 
 from tests.ops.test_ops import plan_as_step_functions_does
 from tests.ops.test_reconcile import build, corrupt, ingest_all
-from tests.support import events as ev
-from tests.support.inventory_fixtures import write_inventory
-from tests.support.reference_projection import list_bucket
 from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
 from tests.support.tables import ENGINES, make_table_factory
 from video_index.aws.clients import Clients
@@ -37,6 +34,9 @@ from video_index.ops.fingerprints import Partition
 from video_index.ops.planning import Sizing
 from video_index.ops.service import build_ops
 from video_index.ops.steps import dispatch
+from worlds import events as ev
+from worlds.inventory_fixtures import write_inventory
+from worlds.reference_projection import list_bucket
 
 BUCKET = ev.BUCKET
 REPORTS = "video-index-reports"

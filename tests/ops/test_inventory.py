@@ -21,16 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from tests.support.inventory_fixtures import (
-    FORMATS,
-    Row,
-    destination_uri,
-    file_schema,
-    replace_object,
-    rewrite_manifest,
-    write_inventory,
-    write_inventory_stream,
-)
 from video_index.ops.inventory import (
     InventoryError,
     InventoryObject,
@@ -40,6 +30,16 @@ from video_index.ops.inventory import (
     iter_objects,
     parse_s3_uri,
     read_manifest,
+)
+from worlds.inventory_fixtures import (
+    FORMATS,
+    Row,
+    destination_uri,
+    file_schema,
+    replace_object,
+    rewrite_manifest,
+    write_inventory,
+    write_inventory_stream,
 )
 
 SOURCE = "video-index-segments"

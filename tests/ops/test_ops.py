@@ -13,11 +13,6 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeSerializer
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.inventory_fixtures import destination_uri, write_inventory
-from tests.support.read_model_view import scan_items, view
-from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import World
 from tests.support.tables import TableFactory
 from video_index.aws.clients import Clients
@@ -30,6 +25,11 @@ from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.service import OperationError, Ops, build_ops
 from video_index.ops.steps import dispatch
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.inventory_fixtures import destination_uri, write_inventory
+from worlds.read_model_view import scan_items, view
+from worlds.reference_projection import list_bucket, project
 
 BUCKET = ev.BUCKET
 REPORTS = "video-index-reports"

@@ -12,11 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation, streams_client
 from tests.support.aws_doubles import SerializedClient
-from tests.support.read_model_view import scan_items, view
-from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import World
 from tests.support.tables import TableFactory
 from video_index.app.routes import whole_app
@@ -30,6 +26,10 @@ from video_index.media.exports import Exports
 from video_index.media.renditions import Renditions
 from video_index.ops.rebuild import Rebuilder, RebuildInProgress, partitions_of
 from video_index.query.queries import Queries
+from worlds import events as ev
+from worlds.aggregation import Aggregation, streams_client
+from worlds.read_model_view import scan_items, view
+from worlds.reference_projection import list_bucket, project
 
 BUCKET = ev.BUCKET
 INITIAL = 30

@@ -13,10 +13,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.read_model_view import scan_items, view
-from tests.support.reference_projection import list_bucket, project
 from tests.support.s3_world import OTHER_KEYS, Op, World, ops, segments
 from tests.support.tables import ENGINES, make_table_factory
 from video_index.aws.objects import ListedObject, ObjectStore
@@ -26,6 +22,10 @@ from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.reconcile import Reconciler
 from video_index.ops.report import ReconcileRefused
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.read_model_view import scan_items, view
+from worlds.reference_projection import list_bucket, project
 
 _ser = TypeSerializer().serialize
 BUCKET = ev.BUCKET

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from tests.support.api_world import ApiWorld, make_world
 from tests.support.tables import TableFactory
 from video_index.aws.store import ReadModelStore
 from video_index.core.errors import ConfigurationError
 from video_index.core.silence import per_kind, silent_since_ms
 from video_index.ops.silence import check, silent_devices
+from worlds.api_world import ApiWorld, make_world
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 THRESHOLDS = {"video": 300, "sensor": 900, "analysis": 0}

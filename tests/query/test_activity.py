@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.api_world import ApiWorld, at, iso, make_world
 from tests.support.tables import TableFactory
 from video_index.query.activity import HourCounts, activity, step_bounds
+from worlds.api_world import ApiWorld, at, iso, make_world
 
 MINUTE = 60_000
 QUARTER = 15 * MINUTE

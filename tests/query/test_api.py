@@ -9,10 +9,10 @@ from urllib.parse import parse_qs, quote, urlparse
 import m3u8
 import pytest
 
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, address, at, iso, make_world
-from tests.support.read_model_view import view
 from tests.support.tables import TableFactory
+from worlds import events as ev
+from worlds.api_world import ApiWorld, address, at, iso, make_world
+from worlds.read_model_view import view
 
 DEVICE = "cam-001"
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from tests.support.api_world import ApiWorld, at, make_world
 from video_index.core.table_schema import create_tables
+from worlds.api_world import ApiWorld, at, make_world
 
 GOOD_WINDOW = "from=2026-11-29T10:00:00Z&to=2026-11-29T11:00:00Z"
 #: A well-formed video file name no segment has.

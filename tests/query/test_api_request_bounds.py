@@ -15,14 +15,14 @@ import pytest
 from boto3.dynamodb.types import TypeSerializer
 from moto import mock_aws
 
-from tests.support import events as ev
-from tests.support.api_world import ApiWorld, iso, make_world
-from tests.support.read_model_view import stored
-from tests.support.reference_projection import project, ranges, with_aggregates
-from tests.support.tables import without_stream
 from video_index.core.keys import SegmentKey
 from video_index.core.settings import DEFAULT_GAP_TOLERANCE_MS
 from video_index.core.table_schema import create_tables
+from worlds import events as ev
+from worlds.api_world import ApiWorld, iso, make_world
+from worlds.read_model_view import stored
+from worlds.reference_projection import project, ranges, with_aggregates
+from worlds.tables import without_stream
 
 _ser = TypeSerializer().serialize
 DEVICE = "cam-001"

@@ -15,12 +15,12 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support import events as ev
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.playlist import MAX_PLAYLIST_FILES, PlaylistSegment, build_playlist
+from worlds import events as ev
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)

@@ -16,13 +16,13 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support import events as ev
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
+from worlds import events as ev
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)

@@ -27,9 +27,6 @@ from moto.core.utils import utcnow
 from moto.stepfunctions.models import stepfunctions_backends
 
 from tests.infra.template import Synth
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.inventory_fixtures import destination_uri
 from tests.support.s3_world import World
 from tests.support.state_machine import Outcome, StateMachineDouble
 from video_index.aws.clients import Clients
@@ -42,6 +39,9 @@ from video_index.ingest.ingestor import Ingestor
 from video_index.ops.rebuild import Rebuilder
 from video_index.ops.service import Ops, build_ops
 from video_index.ops.steps import dispatch
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.inventory_fixtures import destination_uri
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"

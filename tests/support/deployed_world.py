@@ -20,9 +20,6 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.media import clip
 from video_index.aws.clients import Clients
 from video_index.core.contract import (
     ENV_BUCKET,
@@ -38,6 +35,9 @@ from video_index.core.table_schema import create_tables
 from video_index.ingest.service import build_ingest_service
 from video_index.local.streams import StreamEventSource
 from video_index.media.synthetic import ContainerName
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.media import clip
 
 _LOCAL = Config(proxies={}, s3={"addressing_style": "path"})
 _EXTENSIONS = {"ts": "ts", "fmp4": "mp4", "mp4": "mp4"}

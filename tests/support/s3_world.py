@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.support import events as ev
 from video_index.core.keys import SegmentKey
+from worlds import events as ev
 
 DEVICES = ("cam-a", "cam-b", "cam-c", "cam-d", "cam-e")
 DAY0 = datetime(2026, 11, 28, tzinfo=UTC)  # three UTC days: 28, 29, 30 November

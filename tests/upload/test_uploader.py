@@ -26,7 +26,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from tests.support.media import clip, fmp4_with
 from video_index.cli import upload as upload_cli
 from video_index.cli.main import main
 from video_index.core.keys import SegmentKey, format_key, parse_key, segment_id, segment_id_hasher
@@ -42,6 +41,7 @@ from video_index.upload import (
     upload_segment,
 )
 from video_index.upload.retry import BACKOFF_CAP_S
+from worlds.media import clip, fmp4_with
 
 BUCKET = "video-index-test-segments"
 START = datetime(2026, 11, 30, 12, tzinfo=UTC)

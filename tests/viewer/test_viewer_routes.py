@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.support import events as ev
 from video_index.local.context import LocalLambdaContext
 from video_index.viewer import assets
+from worlds import events as ev
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC = REPO / "functions" / "video_index" / "viewer" / "static"

@@ -19,7 +19,8 @@ from typing import Any, Final
 from botocore.exceptions import ClientError
 
 from video_index.annotations.layout import WINDOW_PREFIX, partition, versions_prefix
-from video_index.aws.dynamodb import DynamoTable, domain_error, error_code, plain, wire
+from video_index.aws.dynamodb import DynamoTable, domain_error, plain, wire
+from video_index.aws.errors import error_code
 
 #: Above every character of a sort key this adapter writes.
 _AFTER: Final = "~"

@@ -27,10 +27,10 @@ from video_index.aws.dynamodb import (
     ConditionFailed,
     DynamoTable,
     domain_error,
-    error_code,
     plain,
     wire,
 )
+from video_index.aws.errors import error_code
 from video_index.core.contract import DELETION_WINDOW_PREFIX
 
 REQUEST_SK: Final = "req"

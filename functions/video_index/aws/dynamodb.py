@@ -19,6 +19,7 @@ from typing import Any, Final
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
+from video_index.aws.errors import error_code
 from video_index.core.errors import ServiceError, TransientError
 
 TRANSIENT_CODES: Final = frozenset(
@@ -106,10 +107,6 @@ def wire_value(value: Any) -> Any:
 def plain(item: dict[str, Any]) -> dict[str, Any]:
     """DynamoDB's typed wire format -> plain Python values."""
     return {name: _deserialize(value) for name, value in item.items()}
-
-
-def error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
 
 
 def domain_error(exc: ClientError | BotoCoreError) -> StoreError:

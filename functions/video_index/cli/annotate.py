@@ -24,7 +24,6 @@ import dataclasses
 import getpass
 import json
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,7 @@ from rich.text import Text
 
 from video_index.cli.args import device_arg, start_arg
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+from video_index.core.timeunits import to_epoch_ms
 
 if TYPE_CHECKING:
     from video_index.annotations.service import Annotations
@@ -125,12 +125,6 @@ def _annotations(args: argparse.Namespace) -> Annotations:
     return annotations
 
 
-def _ms(moment: datetime) -> int:
-    from video_index.core.timeunits import to_epoch_ms
-
-    return to_epoch_ms(moment)
-
-
 def _add(args: argparse.Namespace, console: Console, parser: argparse.ArgumentParser) -> int:
     if args.segment is None and args.end is None:
         parser.error("argument --to: required with --from")
@@ -146,7 +140,7 @@ def _add(args: argparse.Namespace, console: Console, parser: argparse.ArgumentPa
             TargetIn(kind=args.kind, name=args.segment)
             if args.segment is not None
             else TargetIn.model_validate(
-                {"from": iso_ms(_ms(args.start)), "to": iso_ms(_ms(args.end))}
+                {"from": iso_ms(to_epoch_ms(args.start)), "to": iso_ms(to_epoch_ms(args.end))}
             )
         )
         draft = draft_of(
@@ -193,8 +187,8 @@ def _list(args: argparse.Namespace, console: Console) -> int:
         while True:
             page = annotations.window(
                 args.device,
-                _ms(args.start),
-                _ms(args.end),
+                to_epoch_ms(args.start),
+                to_epoch_ms(args.end),
                 status=args.status,
                 tag=args.tag,
                 limit=100,

@@ -33,6 +33,7 @@ from rich.text import Text
 
 from video_index.cli.args import device_arg, start_arg
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, guarded
+from video_index.core.timeunits import to_epoch_ms
 
 KINDS = ("video", "sensor", "analysis")
 
@@ -121,12 +122,6 @@ def _by(args: argparse.Namespace) -> str:
     return str(getattr(args, "by", None) or f"cli:{getpass.getuser()}")
 
 
-def _ms(moment: Any) -> int:
-    from video_index.core.timeunits import to_epoch_ms
-
-    return to_epoch_ms(moment)
-
-
 # --- delete ------------------------------------------------------------------------------
 
 
@@ -148,7 +143,11 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             return EXIT_OK
         if args.dry_run:
             preview = jobs.preview(
-                args.device, _ms(args.start), _ms(args.end), kind=args.kind, erase=args.erase
+                args.device,
+                to_epoch_ms(args.start),
+                to_epoch_ms(args.end),
+                kind=args.kind,
+                erase=args.erase,
             )
             console.print(
                 Text(
@@ -165,8 +164,8 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
         else:
             request = jobs.create(
                 args.device,
-                _ms(args.start),
-                _ms(args.end),
+                to_epoch_ms(args.start),
+                to_epoch_ms(args.end),
                 kind=args.kind,
                 erase=args.erase,
                 created_by=_by(args),
@@ -221,8 +220,8 @@ def _undelete(args: argparse.Namespace, console: Console) -> int:
         undeleter = Undeleter(ObjectStore(clients.s3, settings.bucket), jobs)
         report = undeleter.run(
             args.device,
-            _ms(args.start),
-            _ms(args.end),
+            to_epoch_ms(args.start),
+            to_epoch_ms(args.end),
             kind=args.kind,
             dry_run=args.dry_run,
             withdraw=args.withdraw,

@@ -14,7 +14,6 @@ hours or over the size limit names the limit), 3 AWS unavailable.
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from rich.text import Text
 
 from video_index.cli.args import device_arg, start_arg
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+from video_index.core.timeunits import to_epoch_ms
 
 
 def register(commands: Any) -> None:
@@ -48,7 +48,7 @@ def _export(args: argparse.Namespace, console: Console) -> int:
         from video_index.media.exports import ExportState, clip_key
 
         exports, queries, objects = _services(args)
-        start, end = _ms(args.start), _ms(args.end)
+        start, end = to_epoch_ms(args.start), to_epoch_ms(args.end)
         entries = list(queries.window_entries(args.device, "video", start, end))
         job = exports.create(args.device, start, end, entries)
         console.print(
@@ -72,12 +72,6 @@ def _export(args: argparse.Namespace, console: Console) -> int:
         return EXIT_OK
 
     return guarded(console, run)
-
-
-def _ms(moment: datetime) -> int:
-    from video_index.core.timeunits import to_epoch_ms
-
-    return to_epoch_ms(moment)
 
 
 def _services(args: argparse.Namespace) -> tuple[Any, Any, Any]:

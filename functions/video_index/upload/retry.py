@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from video_index.aws.errors import error_code
 from video_index.upload.results import UploadFailed
 
 BACKOFF_BASE_S: Final = 0.1
@@ -47,9 +48,11 @@ RETRYABLE_STATUS: Final = frozenset({429, 500, 502, 503, 504})
 T = TypeVar("T")
 
 
-def error_code(exc: Exception) -> str:
+def failure_code(exc: Exception) -> str:
+    """What a failed file's outcome names: the AWS error code, else the HTTP status, else
+    the exception's type."""
     if isinstance(exc, ClientError):
-        return str(exc.response.get("Error", {}).get("Code") or http_status(exc) or "Unknown")
+        return error_code(exc) or str(http_status(exc) or "Unknown")
     return type(exc).__name__
 
 
@@ -60,12 +63,12 @@ def http_status(exc: ClientError) -> int | None:
 
 def is_retryable(exc: Exception) -> bool:
     if isinstance(exc, ClientError):
-        return error_code(exc) in RETRYABLE_CODES or http_status(exc) in RETRYABLE_STATUS
+        return failure_code(exc) in RETRYABLE_CODES or http_status(exc) in RETRYABLE_STATUS
     return isinstance(exc, BotoConnectionError | HTTPClientError)
 
 
 def is_precondition_failed(exc: ClientError) -> bool:
-    return error_code(exc) == "PreconditionFailed" or http_status(exc) == 412
+    return failure_code(exc) == "PreconditionFailed" or http_status(exc) == 412
 
 
 TRANSPORT_ERRORS: Final = (BotoConnectionError, HTTPClientError)
@@ -120,7 +123,7 @@ class Attempts:
 
     def failed(self, exc: Exception) -> None:
         """Sleep before the next attempt, or raise :class:`UploadFailed`."""
-        policy, code = self.policy, error_code(exc)
+        policy, code = self.policy, failure_code(exc)
         if not is_retryable(exc):
             raise self.give_up(exc, code, exhausted=False) from exc
         if self.count >= policy.max_attempts:

@@ -23,7 +23,7 @@ from video_index.upload.results import Status, UploadConflict, UploadFailed, Upl
 from video_index.upload.retry import (
     TRANSPORT_ERRORS,
     RetryPolicy,
-    error_code,
+    failure_code,
     http_status,
     is_precondition_failed,
 )
@@ -192,7 +192,7 @@ class Transfer:
                 complete()
                 return self._result("uploaded", attempts.count)
             except ClientError as exc:
-                code = error_code(exc)
+                code = failure_code(exc)
                 if not (is_precondition_failed(exc) or code == "NoSuchUpload"):
                     attempts.failed(exc)
                     continue
@@ -231,10 +231,10 @@ class Transfer:
                 passthrough=True,
             )
         except ClientError as exc:
-            if error_code(exc) in _NOT_FOUND or http_status(exc) == 404:
+            if failure_code(exc) in _NOT_FOUND or http_status(exc) == 404:
                 return None
             raise UploadFailed(
-                self.key, operation, error_code(exc), 1, exhausted=False, detail=str(exc)
+                self.key, operation, failure_code(exc), 1, exhausted=False, detail=str(exc)
             ) from exc
         return answer
 

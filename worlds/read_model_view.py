@@ -8,7 +8,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from tests.support.reference_projection import RefModel, RefSegment
+from worlds.reference_projection import RefModel, RefSegment
 
 _des = TypeDeserializer().deserialize
 #: A bucket's figures (docs/read-model.md); its other attributes are the consumer's.

@@ -17,9 +17,6 @@ from typing import Any
 
 import boto3
 
-from tests.support import events as ev
-from tests.support.aggregation import Aggregation
-from tests.support.media import video_with
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import S3_CONFIG, Clients
@@ -28,6 +25,9 @@ from video_index.core.settings import Settings
 from video_index.ingest.batches import IngestService
 from video_index.ingest.service import build_ingest_service
 from video_index.media.synthetic import ContainerName
+from worlds import events as ev
+from worlds.aggregation import Aggregation
+from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 

@@ -42,7 +42,7 @@ from infra.dependencies import (
     powertools_layer,
 )
 
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[1]
 CACHE: Final = ROOT / ".cache" / "lambda-venv"
 RUNNER: Final = Path(__file__).with_name("lambda_runner.py")
 ENV_LAMBDA_PYTHON: Final = "VIDEO_INDEX_LAMBDA_PYTHON"

@@ -1,4 +1,4 @@
-"""Run one Lambda handler as the Python runtime does (used by :mod:`tests.support.lambda_env`).
+"""Run one Lambda handler as the Python runtime does (used by :mod:`worlds.lambda_env`).
 
 ``python -c "<this file>" HANDLER RESULT_FILE [--origins a,b] [--import-only]``, with the
 unpacked asset as working directory and ``PYTHONPATH``. Standard library only: it runs
@@ -51,8 +51,8 @@ def main(argv: list[str]) -> None:
         invoke_seconds = time.perf_counter() - began
     loaded = {}
     for name in filter(None, origins):
-        module = sys.modules.get(name)
-        loaded[name] = getattr(module, "__file__", None) if module is not None else None
+        found = sys.modules.get(name)
+        loaded[name] = getattr(found, "__file__", None) if found is not None else None
     with open(result_file, "w", encoding="utf-8") as out:
         json.dump(
             {
