@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from video_index.aws.batch_reads import batch_get
 from video_index.aws.clients import Clients
 from video_index.aws.dynamodb import (
     ConditionFailed,
@@ -337,36 +338,14 @@ class ReadModelStore(DynamoTable):
         return {key for key, k in wanted.items() if (k["pk"], k["sk"]) in present}
 
     def _present(self, keys: list[dict[str, Any]]) -> set[tuple[str, str]]:
-        items = self._batch_get(keys, ("pk", "sk", "present"))
+        items = batch_get(self.call, self.table, keys, ("pk", "sk", "present"))
         return {key for key, item in items.items() if item.get("present")}
 
     def get_many(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """Up to 100 items by (pk, sk) in one BatchGetItem (retried while unprocessed):
         the found ones by key."""
-        return self._batch_get([wire({"pk": pk, "sk": sk}) for pk, sk in keys], ())
-
-    def _batch_get(
-        self, keys: list[dict[str, Any]], attributes: Sequence[str]
-    ) -> dict[tuple[str, str], dict[str, Any]]:
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        wanted: dict[str, Any] = {"Keys": keys}
-        if attributes:
-            names = {f"#a{i}": name for i, name in enumerate(attributes)}
-            wanted["ProjectionExpression"] = ", ".join(names)
-            wanted["ExpressionAttributeNames"] = names
-        request = {self.table: wanted}
-        for attempt in range(8):
-            response = self.call(
-                "batch_get_item", RequestItems=request, ReturnConsumedCapacity="TOTAL"
-            )
-            for item in response.get("Responses", {}).get(self.table, []):
-                values = plain(item)
-                found[(values["pk"], values["sk"])] = values
-            request = response.get("UnprocessedKeys") or {}
-            if not request.get(self.table, {}).get("Keys"):
-                return found
-            time.sleep(min(2.0, 0.05 * 2**attempt))
-        raise TransientStoreError("reads left unprocessed by DynamoDB; retry later")
+        keys_on_wire = [wire({"pk": pk, "sk": sk}) for pk, sk in keys]
+        return batch_get(self.call, self.table, keys_on_wire, ())
 
     def scan_prefix(
         self, prefix: str, *, segment: int = 0, segments: int = 1

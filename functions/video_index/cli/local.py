@@ -35,6 +35,7 @@ from video_index.core.queue_settings import VISIBILITY_TIMEOUT_SECONDS
 MAX_VISIBILITY_TIMEOUT: Final = 12 * 60 * 60
 
 
+# long: one parser's options, each with its help text; splitting it only scatters them
 def register(commands: Any) -> None:
     """Add this module's subcommands to the ``video-index`` parser."""
     from video_index.local.names import LocalNames

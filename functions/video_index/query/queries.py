@@ -380,13 +380,8 @@ def _totals(item: dict[str, Any]) -> dict[str, KindTotals]:
     for name, value in item.items():
         figure, _, kind = name.partition(":")
         if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
-            totals[kind] = KindTotals(
-                int(value),
-                optional("b", kind) or 0,
-                optional("d", kind) or 0,
-                optional("f", kind),
-                optional("l", kind),
-            )
+            b, d, f, last = (optional(figure, kind) for figure in "bdfl")
+            totals[kind] = KindTotals(int(value), b or 0, d or 0, f, last)
     return totals
 
 
