@@ -26,3 +26,7 @@ JOB_BUSY_ERROR: Final = "JobBusy"
 
 #: The bulk Lambda's environment: the replica to restore from, when fixed by the stack.
 ENV_RESTORE_WORKERS: Final = "VIDEO_INDEX_RESTORE_WORKERS"
+
+#: Stack outputs the CLI finds the state machines by (``video-index restore --stack``).
+OUTPUT_RESTORE_STATE_MACHINE: Final = "RestoreStateMachineArn"
+OUTPUT_BULK_DELETE_STATE_MACHINE: Final = "BulkDeleteStateMachineArn"
