@@ -60,7 +60,8 @@ def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth:
         a
         for s in statements
         for a in as_list(s["Action"])
-        if replica in joined(s["Resource"]) and "/v1/" in joined(s["Resource"])
+        for resource in as_list(s["Resource"])
+        if replica in joined(resource) and "/v1/" in joined(resource)
     }
     assert "s3:PutObject" not in replica_actions and "s3:DeleteObject" not in replica_actions
     # And writes only its own run objects in the reports bucket
