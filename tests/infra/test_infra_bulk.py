@@ -32,17 +32,18 @@ def bulk_synth() -> Synth:
 
 
 def test_without_a_replica_there_are_no_bulk_machines(synth: Synth) -> None:
-    assert synth.stack.bulk is None
+    assert synth.video_index.bulk is None
 
 
 def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth: Synth) -> None:
-    bulk = bulk_synth.stack.bulk
+    bulk = bulk_synth.video_index.bulk
     assert bulk is not None
     statements = bulk_synth.policy_statements(bulk.role)
     by_sid = statements_by_sid(statements)
-    bucket = bulk_synth.logical_id(bulk_synth.stack.storage.bucket)
-    replica = bulk_synth.logical_id(bulk_synth.stack.replica.bucket)
-    reports = bulk_synth.logical_id(bulk_synth.stack.storage.reports_bucket)
+    bucket = bulk_synth.logical_id(bulk_synth.video_index.storage.bucket)
+    assert bulk_synth.video_index.replica is not None
+    replica = bulk_synth.logical_id(bulk_synth.video_index.replica.bucket)
+    reports = bulk_synth.logical_id(bulk_synth.video_index.storage.reports_bucket)
     # Then it writes (copies, deletes) only under v1/ of the segment bucket
     write = by_sid["WriteSegmentObjects"]
     assert joined(write["Resource"]) == f"${{{bucket}.Arn}}/v1/*"
@@ -78,7 +79,7 @@ def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth:
 
 
 def test_state_machines_fan_units_out_and_retry_them(bulk_synth: Synth) -> None:
-    bulk = bulk_synth.stack.bulk
+    bulk = bulk_synth.video_index.bulk
     assert bulk is not None
     restore = bulk_synth.definition(bulk.restore)
     delete = bulk_synth.definition(bulk.bulk_delete)
@@ -103,7 +104,7 @@ def test_state_machines_fan_units_out_and_retry_them(bulk_synth: Synth) -> None:
 
 
 def test_state_machine_roles_invoke_the_bulk_function_only(bulk_synth: Synth) -> None:
-    bulk = bulk_synth.stack.bulk
+    bulk = bulk_synth.video_index.bulk
     assert bulk is not None
     for role in bulk.state_machine_roles.values():
         by_sid = statements_by_sid(bulk_synth.policy_statements(role))
