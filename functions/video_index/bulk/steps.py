@@ -53,7 +53,9 @@ from video_index.deletion.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.jobs import DeletionJobs
 from video_index.ops.inventory import Manifest, read_manifest
 from video_index.ops.payloads import S3Location
-from video_index.ops.planning import Sizing
+from video_index.ops.planning import MIB, Sizing
+
+RESTORE_UNIT_BYTES = 8 * MIB
 
 logger = Logger(child=True)
 
@@ -68,7 +70,11 @@ class Bulk:
     jobs: Callable[[], DeletionJobs]
     enforcer: Callable[[], Enforcer | None]
     holds: HeldWindows = NO_HOLDS
-    sizing: Sizing = field(default_factory=Sizing)
+    #: Restore units copy at ~10^3 objects/s, not fingerprint at ~10^6: a unit is one
+    #: device prefix, or 8 MiB of compressed inventory (~10^5 rows), minutes of copying.
+    sizing: Sizing = field(
+        default_factory=lambda: Sizing(unit_bytes=RESTORE_UNIT_BYTES, prefixes_per_unit=1)
+    )
     workers: int = 32
 
     def manifest(self, uri: str) -> Manifest:
