@@ -28,13 +28,11 @@ from typing import Final
 
 from aws_cdk import (
     Acknowledgment,
-    ArnFormat,
     CfnOutput,
     Duration,
     RemovalPolicy,
     Size,
     Stack,
-    Validations,
 )
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -44,6 +42,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
+from infra.bulk_roles import allow_children, machine_role
 from infra.nag import logical_id, segment_objects_acknowledgment
 from infra.python_function import PythonFunction, python_function
 from infra.settings import StackSettings
@@ -88,36 +87,13 @@ SEGMENT_WRITE_ACTIONS: Final = [
 #: Recording a request (a transaction of two puts), running its job (get, conditional
 #: update), reading the windows in force (Query of ``win#`` items).
 TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
-#: The same Step Functions plumbing the reconcile machines have (execution logs, X-Ray,
-#: the map's result writer); no resource-level permissions exist for the first two.
-LOG_DELIVERY_ACTIONS: Final = [
-    "logs:CreateLogDelivery",
-    "logs:DeleteLogDelivery",
-    "logs:DescribeLogGroups",
-    "logs:DescribeResourcePolicies",
-    "logs:GetLogDelivery",
-    "logs:ListLogDeliveries",
-    "logs:PutResourcePolicy",
-    "logs:UpdateLogDelivery",
-]
-XRAY_ACTIONS: Final = [
-    "xray:GetSamplingRules",
-    "xray:GetSamplingTargets",
-    "xray:PutTelemetryRecords",
-    "xray:PutTraceSegments",
-]
-RESULT_WRITER_ACTIONS: Final = [
-    "s3:AbortMultipartUpload",
-    "s3:ListMultipartUploadParts",
-    "s3:PutObject",
-]
 
 
 def bulk_operations(
     stack: Stack,
     settings: StackSettings,
     storage: SegmentStorage,
-    replica: s3.IBucket,
+    replica: s3.IBucket | None,
     deletions: dynamodb.ITable,
 ) -> BulkOperations:
     """The construct, and its state machines' ARNs as stack outputs (the CLI's way in)."""
@@ -128,8 +104,30 @@ def bulk_operations(
         (OUTPUT_RESTORE_STATE_MACHINE, bulk.restore),
         (OUTPUT_BULK_DELETE_STATE_MACHINE, bulk.bulk_delete),
     ):
-        CfnOutput(stack, key, value=machine.state_machine_arn, description=machine.node.id)
+        if machine is not None:
+            CfnOutput(stack, key, value=machine.state_machine_arn, description=machine.node.id)
     return bulk
+
+
+def _replica_statements(replica: s3.IBucket) -> list[iam.PolicyStatement]:
+    """Listing and reading the replica's ``v1/`` to copy back; erasing versions there
+    (version deletes are not replicated: an erasure erases in the replica too)."""
+    objects = replica.arn_for_objects(f"{INDEXED_PREFIX}*")
+    return [
+        iam.PolicyStatement(
+            sid="ListReplica",
+            actions=["s3:ListBucket", "s3:ListBucketVersions"],
+            resources=[replica.bucket_arn],
+        ),
+        iam.PolicyStatement(
+            sid="CopyFromReplica",
+            actions=["s3:GetObject", "s3:GetObjectVersion"],
+            resources=[objects],
+        ),
+        iam.PolicyStatement(
+            sid="EraseReplicaVersions", actions=["s3:DeleteObjectVersion"], resources=[objects]
+        ),
+    ]
 
 
 def _jsonata(expression: str) -> str:
@@ -146,7 +144,7 @@ class BulkOperations(Construct):
         *,
         settings: StackSettings,
         storage: SegmentStorage,
-        replica: s3.IBucket,
+        replica: s3.IBucket | None,
         deletions: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -157,17 +155,22 @@ class BulkOperations(Construct):
         self.role = lambda_function.role
         self.log_group = lambda_function.log_group
         self.state_machine_roles: dict[str, iam.Role] = {}
-        self.restore = self._state_machine(
-            "Restore",
-            "video-index restore from the replica at fleet size",
-            self._definition(
+        # Restore needs a replica to restore from; bulk deletion does not.
+        self.restore = (
+            None
+            if replica is None
+            else self._state_machine(
                 "Restore",
-                ACTION_RESTORE_PLAN,
-                ACTION_RESTORE_UNITS,
-                ACTION_RESTORE_REPORT,
+                "video-index restore from the replica at fleet size",
+                self._definition(
+                    "Restore",
+                    ACTION_RESTORE_PLAN,
+                    ACTION_RESTORE_UNITS,
+                    ACTION_RESTORE_REPORT,
+                    RESTORE_REPORTS_PREFIX,
+                ),
                 RESTORE_REPORTS_PREFIX,
-            ),
-            RESTORE_REPORTS_PREFIX,
+            )
         )
         self.bulk_delete = self._state_machine(
             "BulkDelete",
@@ -188,31 +191,20 @@ class BulkOperations(Construct):
         self,
         settings: StackSettings,
         storage: SegmentStorage,
-        replica: s3.IBucket,
+        replica: s3.IBucket | None,
         deletions: dynamodb.ITable,
     ) -> PythonFunction:
         bucket, reports = storage.bucket, storage.reports_bucket
         statements = [
             iam.PolicyStatement(
-                sid="ListSegmentsAndReplica",
+                sid="ListSegmentKeysAndVersions",
                 actions=["s3:ListBucket", "s3:ListBucketVersions"],
-                resources=[bucket.bucket_arn, replica.bucket_arn],
+                resources=[bucket.bucket_arn],
             ),
             iam.PolicyStatement(
                 sid="WriteSegmentObjects",
                 actions=[*SEGMENT_WRITE_ACTIONS, "s3:GetObject"],
                 resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            iam.PolicyStatement(
-                sid="CopyFromReplica",
-                actions=["s3:GetObject", "s3:GetObjectVersion"],
-                resources=[replica.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            # Version deletes are not replicated: an erasure erases in the replica too.
-            iam.PolicyStatement(
-                sid="EraseReplicaVersions",
-                actions=["s3:DeleteObjectVersion"],
-                resources=[replica.arn_for_objects(f"{INDEXED_PREFIX}*")],
             ),
             iam.PolicyStatement(
                 sid="ListReports", actions=["s3:ListBucket"], resources=[reports.bucket_arn]
@@ -257,10 +249,6 @@ class BulkOperations(Construct):
                 "Restore copies segments back into v1/ and bulk deletion deletes there; "
                 "nothing outside v1/.",
             ),
-            segment_objects_acknowledgment(
-                replica,
-                "Read to copy back (GetObject) and, erasing, DeleteObjectVersion; only v1/.",
-            ),
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{storage.inventory_prefix}/*]",
                 reason="Inventory reports are named by bucket, configuration and date; read-only.",
@@ -273,6 +261,20 @@ class BulkOperations(Construct):
                 for prefix in (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX)
             ),
         ]
+        environment = {
+            ENV_BUCKET: bucket.bucket_name,
+            ENV_REPORTS_BUCKET: reports.bucket_name,
+            ENV_DELETIONS_TABLE: deletions.table_name,
+        }
+        if replica is not None:
+            statements += _replica_statements(replica)
+            acknowledgments.append(
+                segment_objects_acknowledgment(
+                    replica,
+                    "Read to copy back (GetObject) and, erasing, DeleteObjectVersion; only v1/.",
+                )
+            )
+            environment[ENV_REPLICA_BUCKET] = replica.bucket_name
         return python_function(
             self,
             settings=settings,
@@ -282,12 +284,7 @@ class BulkOperations(Construct):
             timeout=Duration.minutes(15),
             memory_size=1024,
             ephemeral_storage=Size.mebibytes(settings.reconcile_ephemeral_storage_mb),
-            environment={
-                ENV_BUCKET: bucket.bucket_name,
-                ENV_REPORTS_BUCKET: reports.bucket_name,
-                ENV_DELETIONS_TABLE: deletions.table_name,
-                ENV_REPLICA_BUCKET: replica.bucket_name,
-            },
+            environment=environment,
             statements=statements,
             acknowledgments=acknowledgments,
         )
@@ -412,7 +409,8 @@ class BulkOperations(Construct):
             retention=self.settings.log_retention,
             removal_policy=RemovalPolicy.DESTROY,
         )
-        role = self._role(name, prefix)
+        role = machine_role(self, name, prefix, self.storage.reports_bucket, self.function)
+        self.state_machine_roles[name] = role
         machine = sfn.StateMachine(
             self,
             f"{name}StateMachine",
@@ -430,99 +428,5 @@ class BulkOperations(Construct):
         # CDK's own Distributed Map policy would attach to the immutable role, i.e. to
         # nothing; the statements below replace it.
         machine.node.try_remove_child("DistributedMapPolicy")
-        self._allow_children(name, role, machine)
+        allow_children(self, name, role, machine)
         return machine
-
-    def _role(self, name: str, prefix: str) -> iam.Role:
-        reports = self.storage.reports_bucket
-        role = iam.Role(
-            self,
-            f"{name}StateMachineRole",
-            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description=f"video-index {name} state machine",
-        )
-        for statement in (
-            iam.PolicyStatement(
-                sid="InvokeBulkFunction",
-                actions=["lambda:InvokeFunction"],
-                resources=[self.function.function_arn],
-            ),
-            iam.PolicyStatement(
-                sid="ReadUnitLists",
-                actions=["s3:GetObject"],
-                resources=[reports.arn_for_objects(f"{prefix}*")],
-            ),
-            iam.PolicyStatement(
-                sid="WriteMapResults",
-                actions=list(RESULT_WRITER_ACTIONS),
-                resources=[reports.arn_for_objects(f"{prefix}{RESULTS_FOLDER}*")],
-            ),
-            iam.PolicyStatement(
-                sid="DeliverLogs", actions=list(LOG_DELIVERY_ACTIONS), resources=["*"]
-            ),
-            iam.PolicyStatement(sid="Tracing", actions=list(XRAY_ACTIONS), resources=["*"]),
-        ):
-            role.add_to_principal_policy(statement)
-        reports_id = logical_id(reports)
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason="Log delivery and X-Ray support no resource-level permissions.",
-            ),
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}*]",
-                reason="The unit list of each run is under its run id; read-only.",
-            ),
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}{RESULTS_FOLDER}*]",
-                reason="Step Functions names map result objects by map run id.",
-            ),
-        )
-        self.state_machine_roles[name] = role
-        return role
-
-    def _allow_children(self, name: str, role: iam.Role, machine: sfn.StateMachine) -> None:
-        """Start, watch and stop the map's child executions (of this machine only)."""
-        stack = Stack.of(self)
-
-        def executions(pattern: str) -> str:
-            return stack.format_arn(
-                service="states",
-                resource="execution",
-                resource_name=f"{machine.state_machine_name}{pattern}",
-                arn_format=ArnFormat.COLON_RESOURCE_NAME,
-            )
-
-        policy = iam.Policy(
-            self,
-            f"{name}ChildExecutions",
-            roles=[role],
-            statements=[
-                iam.PolicyStatement(
-                    sid="StartChildExecutions",
-                    actions=["states:StartExecution"],
-                    resources=[machine.state_machine_arn],
-                ),
-                iam.PolicyStatement(
-                    sid="WatchExecutions",
-                    actions=["states:DescribeExecution", "states:StopExecution"],
-                    resources=[executions(":*")],
-                ),
-                iam.PolicyStatement(
-                    sid="RedriveChildExecutions",
-                    actions=["states:RedriveExecution"],
-                    resources=[executions("/*:*")],
-                ),
-            ],
-        )
-        machine_id = logical_id(machine)
-        arn = "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution"
-        Validations.of(policy).acknowledge(
-            *(
-                Acknowledgment(
-                    id=f"AwsSolutions-IAM5[Resource::{arn}:<{machine_id}.Name>{pattern}]",
-                    reason="Execution names are generated per run; confined to this machine.",
-                )
-                for pattern in (":*", "/*:*")
-            )
-        )

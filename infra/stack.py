@@ -108,11 +108,13 @@ class VideoIndexStack(Stack):
             bucket=self.storage.bucket,
             replica=self.replica.bucket if self.replica else None,
         )
-        # Restore and deletion at fleet size (docs/bulk.md): with a replica to restore from.
-        self.bulk = (
-            bulk_operations(self, settings, self.storage, self.replica.bucket, self.deletion.table)
-            if self.replica
-            else None
+        # Restore and deletion at fleet size (docs/bulk.md); restore needs the replica.
+        self.bulk = bulk_operations(
+            self,
+            settings,
+            self.storage,
+            self.replica.bucket if self.replica else None,
+            self.deletion.table,
         )
         self.deletion.allow_requests(self.api.function, self.api.role)
         self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)

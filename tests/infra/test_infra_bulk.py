@@ -31,8 +31,11 @@ def bulk_synth() -> Synth:
     return synthesize({"replication": "on"})
 
 
-def test_without_a_replica_there_are_no_bulk_machines(synth: Synth) -> None:
-    assert synth.video_index.bulk is None
+def test_without_a_replica_there_is_bulk_deletion_but_no_restore(synth: Synth) -> None:
+    bulk = synth.video_index.bulk
+    assert bulk.restore is None and bulk.bulk_delete is not None
+    sids = statements_by_sid(synth.policy_statements(bulk.role))
+    assert not {"ListReplica", "CopyFromReplica", "EraseReplicaVersions"} & set(sids)
 
 
 def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth: Synth) -> None:
@@ -81,6 +84,7 @@ def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth:
 def test_state_machines_fan_units_out_and_retry_them(bulk_synth: Synth) -> None:
     bulk = bulk_synth.video_index.bulk
     assert bulk is not None
+    assert bulk.restore is not None
     restore = bulk_synth.definition(bulk.restore)
     delete = bulk_synth.definition(bulk.bulk_delete)
     # Then restore is plan -> Distributed Map of units -> report
