@@ -44,6 +44,7 @@ RESULT_WRITER_ACTIONS: Final = [
 def machine_role(
     scope: Construct, name: str, prefix: str, reports: s3.IBucket, function: lambda_.IFunction
 ) -> iam.Role:
+    """The role of the ``name`` machine: exactly these statements (used immutably)."""
     role = iam.Role(
         scope,
         f"{name}StateMachineRole",
