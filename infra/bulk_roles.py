@@ -75,15 +75,15 @@ def machine_role(
     Validations.of(role).acknowledge(
         Acknowledgment(
             id="AwsSolutions-IAM5[Resource::*]",
-            reason="Log delivery and X-Ray support no resource-level permissions.",
+            reason="CloudWatch Logs delivery and X-Ray support no resource-level permissions.",
         ),
         Acknowledgment(
             id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}*]",
-            reason="The unit list of each run is under its run id; read-only.",
+            reason="The item reader reads the unit list each run writes under its run id; read-only.",
         ),
         Acknowledgment(
             id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}{RESULTS_FOLDER}*]",
-            reason="Step Functions names map result objects by map run id.",
+            reason="Step Functions names the map result objects by map run id under this prefix.",
         ),
     )
     return role
@@ -129,7 +129,7 @@ def allow_children(scope: Construct, name: str, role: iam.Role, machine: sfn.Sta
         *(
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::{arn}:<{machine_id}.Name>{pattern}]",
-                reason="Execution names are generated per run; confined to this machine.",
+                reason="Execution names are generated per run; the wildcard stays within this machine.",
             )
             for pattern in (":*", "/*:*")
         )
