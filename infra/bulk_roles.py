@@ -79,7 +79,9 @@ def machine_role(
         ),
         Acknowledgment(
             id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}*]",
-            reason="The item reader reads the unit list each run writes under its run id; read-only.",
+            reason=(
+                "The item reader reads the unit list each run writes under its run id; read-only."
+            ),
         ),
         Acknowledgment(
             id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}{RESULTS_FOLDER}*]",
@@ -129,7 +131,9 @@ def allow_children(scope: Construct, name: str, role: iam.Role, machine: sfn.Sta
         *(
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::{arn}:<{machine_id}.Name>{pattern}]",
-                reason="Execution names are generated per run; the wildcard stays within this machine.",
+                reason=(
+                    "Execution names are generated per run; the wildcard stays within this machine."
+                ),
             )
             for pattern in (":*", "/*:*")
         )
