@@ -20,6 +20,7 @@ isolate_from_aws()  # before anything builds a boto3 client or a Powertools logg
 
 from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
+from bench.bulk import bulk_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
 from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
@@ -45,6 +46,7 @@ BENCHMARKS: list[Benchmark] = [
     annotations_benchmark,
     deletion_benchmark,
     silence_benchmark,
+    bulk_benchmark,
 ]
 
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from video_index.bulk.names import BULK_HANDLER
 from video_index.core.contract import (
     AGGREGATE_HANDLER,
     API_HANDLER,
@@ -255,6 +256,8 @@ FUNCTIONS: Final = (
     FunctionPackaging("deletion", DELETION_HANDLER, (), _NO_INVENTORY_PASS),
     FunctionPackaging("aggregate", AGGREGATE_HANDLER, (), _NO_INVENTORY_PASS),
     FunctionPackaging("silence", SILENCE_HANDLER, (), _NO_INVENTORY_PASS),
+    # Restore units read inventory slices column-wise, as reconcile does.
+    FunctionPackaging("bulk", BULK_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and

@@ -14,6 +14,7 @@ from constructs import Construct
 from infra.aggregation import Aggregation
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
+from infra.bulk import bulk_operations
 from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
@@ -134,6 +135,14 @@ class VideoIndexStack(Stack):
             settings=settings,
             bucket=self.storage.bucket,
             replica=self.replica.bucket if self.replica else None,
+        )
+        # Restore and deletion at fleet size (docs/bulk.md); restore needs the replica.
+        self.bulk = bulk_operations(
+            self,
+            settings,
+            self.storage,
+            self.replica.bucket if self.replica else None,
+            self.deletion.table,
         )
         self.deletion.allow_requests(self.api.function, self.api.role)
         self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)

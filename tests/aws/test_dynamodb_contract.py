@@ -45,7 +45,7 @@ def test_a_failed_condition_returns_the_item_as_it_is_with_all_old(engine: Engin
     evaluated. Item: Item which caused the ConditionalCheckFailedException."
 
     Relied on by ``DynamoTable.conditional`` (aws/dynamodb.py): a segment write
-    (aws/store.py) and an aggregate write (aws/aggregates.py) that lose learn the current
+    (aws/store.py) and an aggregate write (aggregate/store.py) that lose learn the current
     item from the failure, without another read.
     """
     # Given an item at version 2
@@ -110,7 +110,7 @@ def test_a_cancelled_transaction_gives_one_reason_per_item_in_order(engine: Engi
     write operation that groups up to 100 action requests … The actions are completed
     atomically so that either all of them succeed, or all of them fail."
 
-    Relied on by aws/annotations.py and aws/deletions.py (a ConditionalCheckFailed reason
+    Relied on by annotations/store.py and aws/deletions.py (a ConditionalCheckFailed reason
     is a lost race: 412 / ConditionFailed) and aws/dynamodb.py ``domain_error``
     (TransactionConflict and the other transient reasons are retried).
     """
@@ -153,7 +153,7 @@ def test_a_transaction_may_not_target_one_item_twice(engine: Engine) -> None:
     within the same transaction. For example, you can't perform a ConditionCheck and also
     an Update action on the same item in the same transaction." (ValidationException)
 
-    The annotation and deletion writes (aws/annotations.py, aws/deletions.py) put each
+    The annotation and deletion writes (annotations/store.py, aws/deletions.py) put each
     item once per transaction; an engine accepting duplicates would hide a bug there.
     """
     with pytest.raises(ClientError) as raised:
@@ -186,7 +186,7 @@ def test_query_and_scan_pages_stop_at_1_mb_with_a_last_evaluated_key(
     there is no more data to be retrieved."
 
     Relied on by every paged read (``DynamoTable.query``, ``ReadModelStore.query_all``,
-    ``scan_prefix``, aws/annotations.py, aws/deletions.py): they loop on
+    ``scan_prefix``, annotations/store.py, aws/deletions.py): they loop on
     LastEvaluatedKey and stop when it is absent, and the request bounds of
     docs/read-model.md are counted in 1 MB pages.
     """

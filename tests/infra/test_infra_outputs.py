@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.infra.template import Synth
+from video_index.bulk.names import OUTPUT_BULK_DELETE_STATE_MACHINE
 from video_index.core import contract
 from video_index.ops.jobs import REBUILD, RECONCILE, Job
 
@@ -28,6 +29,7 @@ def test_the_stack_outputs_everything_ops_tools_need_under_the_contracts_keys(
         contract.OUTPUT_ANNOTATIONS_TABLE,
         contract.OUTPUT_DELETIONS_TABLE,
         contract.OUTPUT_AGGREGATE_FUNCTION,
+        OUTPUT_BULK_DELETE_STATE_MACHINE,
         contract.OUTPUT_AGGREGATION_DLQ_URL,
     }
     # And each points at the resource ops tools use

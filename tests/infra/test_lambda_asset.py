@@ -217,9 +217,9 @@ def test_only_reconcile_carries_the_column_wise_pass_for_the_inventory_s3_writes
     ]
     # Then S3 writes CSV reports, which the column-wise pass reads in Arrow batches
     assert inventory["Destination"]["Format"] == "CSV"
-    # And only the reconcile function carries pyarrow and numpy for it
+    # And only reconcile and restore units (docs/bulk.md) carry pyarrow and numpy for it
     carrying = {f.name for f in FUNCTIONS if {"pyarrow", "numpy"} <= {p.name for p in f.packages}}
-    assert carrying == {"reconcile"}
+    assert carrying == {"reconcile", "bulk"}
 
 
 # --- every third-party module a handler can reach is accounted for ----------------------------

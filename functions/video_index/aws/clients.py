@@ -14,8 +14,13 @@ CLIENT_CONFIG = Config(
     connect_timeout=3,
     read_timeout=10,
 )
+#: Connections an S3 client keeps: as many as restore's copies in flight (botocore's
+#: default of 10 makes every request beyond it open and drop a connection of its own).
+S3_POOL_CONNECTIONS = 32
 #: Presigned URLs must be SigV4 (the only scheme newer regions accept).
-S3_CONFIG = CLIENT_CONFIG.merge(Config(signature_version="s3v4"))
+S3_CONFIG = CLIENT_CONFIG.merge(
+    Config(signature_version="s3v4", max_pool_connections=S3_POOL_CONNECTIONS)
+)
 
 
 @dataclass(frozen=True)

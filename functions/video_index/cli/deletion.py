@@ -80,6 +80,15 @@ def register(commands: Any) -> None:
     restore.add_argument("--from-bucket", required=True, metavar="REPLICA")
     restore.add_argument("--dry-run", action="store_true", help="report only; copy nothing")
     restore.add_argument("--json", action="store_true", help="print the report as JSON")
+    restore.add_argument(
+        "--stack", help="run on this deployed stack's restore state machine (fleet size)"
+    )
+    restore.add_argument(
+        "--manifest", help="with --stack: s3://…/manifest.json of the replica's S3 Inventory"
+    )
+    restore.add_argument(
+        "--interval", type=float, default=5.0, help="with --stack: seconds between polls"
+    )
     _target(restore)
     restore.set_defaults(handler=lambda args, console, _: _restore(args, console))
 
@@ -249,6 +258,11 @@ def _undelete(args: argparse.Namespace, console: Console) -> int:
 
 
 def _restore(args: argparse.Namespace, console: Console) -> int:
+    if args.stack:
+        from video_index.cli.bulk import restore_deployed
+
+        return guarded(console, lambda: restore_deployed(args, console))
+
     def run() -> int:
         from video_index.aws.objects import ObjectStore
         from video_index.deletion.restore import Restorer, RestoreReport

@@ -34,6 +34,7 @@ from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import Conflict, NotFound, ServiceError, TransientError
 from video_index.core.timeunits import iso_ms
+from video_index.deletion.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.model import (
     DELETE_BATCH,
     OPEN_STATES,
@@ -81,8 +82,11 @@ class DeletionJobs:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         batch_size: int = DELETE_BATCH,
+        holds: HeldWindows = NO_HOLDS,
     ) -> None:
         self.table = table
+        #: Held footage is never a job's to delete (:mod:`.holding`).
+        self.holds = holds
         self.objects = objects
         self.replica = replica
         self._enqueue = enqueue
@@ -186,7 +190,7 @@ class DeletionJobs:
             updated_at="",
         )
         for keys in window_ranges(device, probe.kinds, from_ms, to_ms):
-            for unit, size in units(self.objects, keys, probe):
+            for unit, size in units(self.objects, keys, probe, self.holds):
                 preview.keys += 1
                 preview.bytes += size
                 preview.versions += len(unit.versions)

@@ -4,7 +4,9 @@ A lost or emptied segment bucket is refilled from the replica bucket that
 replication kept (``v1/`` only). The two listings are walked side by side in key
 order (S3 lists both in the same order; memory stays flat): an object of the replica
 that the bucket lacks, or holds with another size or ETag, is copied back with
-CopyObject, 16 copies in flight; an identical one is skipped. So a second run
+CopyObject, :data:`DEFAULT_WORKERS` copies in flight (the S3 client's connection pool
+is sized to match, :data:`video_index.aws.clients.S3_POOL_CONNECTIONS`: threads beyond
+it would open and drop a connection per request); an identical one is skipped. So a second run
 copies nothing, and a run stopped anywhere is resumed by running it again: what was
 copied is identical now.
 
@@ -13,7 +15,8 @@ one; such an object is copied with its replica ETag in its metadata
 (``restored-etag``), which is what identifies it the next time.
 
 Deletion requests hold here too: an object a window in force covers is not copied
-back (:class:`~video_index.deletion.enforcement.Enforcer`). The read model is not
+back (:class:`~video_index.deletion.enforcement.Enforcer`) — unless a hold covers it
+(:mod:`.holding`): held footage comes back even inside a deletion window. The read model is not
 written: it follows through the events, and the safe order ends with a rebuild.
 """
 
@@ -29,12 +32,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 from video_index.aws.objects import ListedObject, ObjectStore, s3_error
 from video_index.core.keys import KEY_PREFIX, ValidKey, classify_key
 from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.holding import NO_HOLDS, HeldWindows, is_held
 
 #: Metadata that carries the replica's ETag of a multipart object copied back.
 RESTORED_ETAG: Final = "restored-etag"
 SAMPLES: Final = 10
 #: Copies in flight at once (boto3 clients are thread-safe; S3 scales per prefix).
-DEFAULT_WORKERS: Final = 16
+DEFAULT_WORKERS: Final = 32
 
 Progress = Callable[["RestoreReport"], None]
 
@@ -50,13 +54,21 @@ class RestoreReport:
     identical: int = 0
     #: Replica objects a deletion request in force covers: not copied back.
     withheld: int = 0
+    #: Replica objects a deletion window covers but a hold keeps: copied back.
+    held: int = 0
     samples: list[str] = field(default_factory=list)
 
 
 class Restorer:
-    def __init__(self, target: ObjectStore, enforcer: Enforcer | None = None) -> None:
+    def __init__(
+        self,
+        target: ObjectStore,
+        enforcer: Enforcer | None = None,
+        holds: HeldWindows = NO_HOLDS,
+    ) -> None:
         self._target = target
         self._enforcer = enforcer
+        self._holds = holds
 
     def run(
         self,
@@ -78,7 +90,7 @@ class Restorer:
                 report.compared += 1
                 if held is not None and self._identical(source, wanted, held):
                     report.identical += 1
-                elif self._withheld(wanted.key):
+                elif self._withheld(wanted.key, report):
                     report.withheld += 1
                 else:
                     if not dry_run:
@@ -106,13 +118,19 @@ class Restorer:
         restored = self._head(self._target, held.key).get("Metadata", {}).get(RESTORED_ETAG)
         return bool(restored == wanted.etag)
 
-    def _withheld(self, key: str) -> bool:
+    def _withheld(self, key: str, report: RestoreReport) -> bool:
+        """A deletion window covers the key and no hold does (a held one is counted)."""
         if self._enforcer is None:
             return False
         classified = classify_key(key)
-        return isinstance(classified, ValidKey) and (
-            self._enforcer.window_of(classified.segment) is not None
-        )
+        if not isinstance(classified, ValidKey):
+            return False
+        if self._enforcer.window_of(classified.segment) is None:
+            return False
+        if is_held(self._holds, classified.segment):
+            report.held += 1
+            return False
+        return True
 
     def _copy(self, source: ObjectStore, wanted: ListedObject) -> None:
         if "-" not in wanted.etag:

@@ -21,6 +21,7 @@ from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import ServiceError
 from video_index.core.keys import ValidKey, classify_key
+from video_index.deletion.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.deletion.model import (
     Checkpoint,
     DeletionRequest,
@@ -126,7 +127,8 @@ class JobRunner:
         self.found = list(checkpoint.found)
         while self.index < len(self.ranges):
             keys = self.ranges[self.index]
-            self.found.append(sum(1 for _ in units(self.jobs.objects, keys, self.request)))
+            listed = units(self.jobs.objects, keys, self.request, self.jobs.holds)
+            self.found.append(sum(1 for _ in listed))
             self.counted += self.found[-1]
             self.index += 1
             self._check_time()
@@ -159,7 +161,7 @@ class JobRunner:
         size = self.jobs.batch_size
         batch: list[tuple[str, str | None]] = []
         completed: list[Unit] = []
-        for unit, _ in units(self.jobs.objects, keys, self.request):
+        for unit, _ in units(self.jobs.objects, keys, self.request, self.jobs.holds):
             for start in range(0, max(len(unit.versions), 1), size):
                 chunk: list[str | None] = [*unit.versions[start : start + size]] or [None]
                 if len(batch) + len(chunk) > size:
@@ -199,7 +201,7 @@ class JobRunner:
         assert replica is not None
         entries = [
             (unit.key, str(version))
-            for unit, _ in units(replica, keys, self.request)
+            for unit, _ in units(replica, keys, self.request, self.jobs.holds)
             for version in unit.versions
         ]
         replica.delete_versions(entries)
@@ -285,10 +287,14 @@ class JobRunner:
 
 
 def units(
-    objects: ObjectStore, keys: KeyRange, request: DeletionRequest
+    objects: ObjectStore,
+    keys: KeyRange,
+    request: DeletionRequest,
+    holds: HeldWindows = NO_HOLDS,
 ) -> Iterator[tuple[Unit, int]]:
     """What the request covers in ``keys``, key by key, with each key's size (one LIST
-    per 1,000 keys of the range, stopping at its end).
+    per 1,000 keys of the range, stopping at its end). A key a hold covers is never
+    the request's (:mod:`.holding`): a deletion does not touch held footage.
 
     Without ``erase``: the current objects whose segment the window covers. With it:
     every version and delete marker of such keys (deleted ones included: their
@@ -297,7 +303,7 @@ def units(
         for obj in objects.list(keys.prefix, start_after=keys.after):
             if obj.key > keys.last:
                 return
-            if _covered(obj.key, request):
+            if _covered(obj.key, request, holds):
                 yield Unit(obj.key), obj.size
         return
     unit: Unit | None = None
@@ -309,7 +315,7 @@ def units(
             yield unit, size
             unit = None
         if unit is None:
-            if not _covered(version.key, request):
+            if not _covered(version.key, request, holds):
                 continue
             unit, size = Unit(version.key), 0
         unit.versions.append(version.version_id)
@@ -318,7 +324,7 @@ def units(
         yield unit, size
 
 
-def _covered(key: str, request: DeletionRequest) -> bool:
+def _covered(key: str, request: DeletionRequest, holds: HeldWindows) -> bool:
     classified = classify_key(key)
     if not isinstance(classified, ValidKey):
         return False
@@ -327,4 +333,5 @@ def _covered(key: str, request: DeletionRequest) -> bool:
         segment.device == request.device
         and (request.kind is None or segment.kind == request.kind)
         and intersects(segment, request.from_ms, request.to_ms)
+        and not is_held(holds, segment)
     )
