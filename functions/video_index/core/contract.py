@@ -58,6 +58,9 @@ ENV_EXPORT_QUEUE_URL: Final = "VIDEO_INDEX_EXPORT_QUEUE_URL"
 ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
 ENV_DELETIONS_TABLE: Final = "VIDEO_INDEX_DELETIONS_TABLE"
 ENV_DELETION_QUEUE_URL: Final = "VIDEO_INDEX_DELETION_QUEUE_URL"
+#: The holds table (docs/holds.md) and, for the retention job, each kind's retention.
+ENV_HOLDS_TABLE: Final = "VIDEO_INDEX_HOLDS_TABLE"
+ENV_RETENTION_DAYS: Final = "VIDEO_INDEX_RETENTION_DAYS"
 ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
 #: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
 ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
@@ -159,6 +162,7 @@ OUTPUT_DLQ_URL: Final = "DeadLetterQueueUrl"
 OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
+OUTPUT_HOLDS_TABLE: Final = "HoldsTableName"
 OUTPUT_REPLICA_BUCKET: Final = "ReplicaBucketName"
 #: The stream consumer (docs/operations.md, "Aggregation"): its function, and the queue
 #: where batches that kept failing are described (shard and sequence numbers).

@@ -11,6 +11,7 @@ from video_index.core.contract import (
     ENV_BUCKET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
+    ENV_HOLDS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
@@ -62,6 +63,8 @@ class Settings:
     deletions_table: str | None = None
     deletion_queue_url: str | None = None
     replica_bucket: str | None = None
+    #: Evidence holds (docs/holds.md).
+    holds_table: str | None = None
 
     @classmethod
     def from_env(
@@ -94,6 +97,7 @@ class Settings:
             deletions_table=env.get(ENV_DELETIONS_TABLE) or None,
             deletion_queue_url=env.get(ENV_DELETION_QUEUE_URL) or None,
             replica_bucket=env.get(ENV_REPLICA_BUCKET) or None,
+            holds_table=env.get(ENV_HOLDS_TABLE) or None,
         )
 
 

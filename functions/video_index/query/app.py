@@ -42,6 +42,7 @@ from video_index.core.errors import (
     ServiceError,
 )
 from video_index.deletion import routes as deletion_routes
+from video_index.holds import routes as hold_routes
 from video_index.media import routes as media_routes
 from video_index.query import context, routes
 from video_index.query.context import error, responses
@@ -217,6 +218,7 @@ app.include_router(media_routes.router)
 app.include_router(viewer_routes.router)
 app.include_router(annotation_routes.router)
 app.include_router(deletion_routes.router)
+app.include_router(hold_routes.router)
 
 
 @app.get(

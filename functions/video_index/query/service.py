@@ -18,6 +18,7 @@ from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.service import build_deletion_jobs
+from video_index.holds.service import Holds, build_holds
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports
 from video_index.media.renditions import Renditions
@@ -36,6 +37,8 @@ class ApiServices:
     annotations: Annotations | None = None
     #: Deletion requests and jobs (docs/deletion.md); None where the deployment has none.
     deletions: DeletionJobs | None = None
+    #: Evidence holds (docs/holds.md); None without ``VIDEO_INDEX_HOLDS_TABLE``.
+    holds: Holds | None = None
 
 
 def build_api_services(
@@ -62,6 +65,7 @@ def build_api_services(
         ),
         annotations=build_annotations(settings, clients, queries, clock),
         deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
+        holds=build_holds(settings, clients, clock),
     )
 
 
