@@ -21,6 +21,7 @@ RECONCILE_HANDLER: Final = "video_index.handlers.reconcile.handler"
 EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
+RETENTION_HANDLER: Final = "video_index.handlers.retention.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
@@ -29,6 +30,7 @@ RECONCILE_SERVICE_NAME: Final = "video-index-reconcile"
 EXPORT_SERVICE_NAME: Final = "video-index-export"
 DELETION_SERVICE_NAME: Final = "video-index-deletion"
 AGGREGATE_SERVICE_NAME: Final = "video-index-aggregate"
+RETENTION_SERVICE_NAME: Final = "video-index-retention"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
