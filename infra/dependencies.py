@@ -35,6 +35,7 @@ from video_index.core.contract import (
     EXPORT_HANDLER,
     INGEST_HANDLER,
     RECONCILE_HANDLER,
+    RETENTION_HANDLER,
 )
 
 # --- the platform every function runs on ------------------------------------------------
@@ -245,6 +246,7 @@ FUNCTIONS: Final = (
     FunctionPackaging("export", EXPORT_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
     FunctionPackaging("deletion", DELETION_HANDLER, (), _NO_INVENTORY_PASS),
     FunctionPackaging("aggregate", AGGREGATE_HANDLER, (), _NO_INVENTORY_PASS),
+    FunctionPackaging("retention", RETENTION_HANDLER, (), _NO_INVENTORY_PASS),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and

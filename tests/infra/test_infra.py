@@ -127,7 +127,7 @@ def test_segment_bucket_lifecycle_leaves_retention_to_the_job_and_keeps_undelete
     assert rules["abort-incomplete-multipart-uploads"]["AbortIncompleteMultipartUpload"] == {
         "DaysAfterInitiation": 1
     }
-    assert len(rules) == 7
+    assert len(rules) == 4
 
 
 def test_segment_bucket_has_daily_inventory_outside_the_indexed_tree(synth: Synth) -> None:
