@@ -15,8 +15,8 @@ from infra.aggregation import Aggregation
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
 from infra.deletion import DeletionRequests
-from infra.holds import Holds
 from infra.exports import ExportPipeline
+from infra.holds import Holds
 from infra.ingest import IngestPipeline
 from infra.monitoring import Monitoring
 from infra.ops import ReconcileAndRebuild

@@ -108,4 +108,3 @@ class HoldStore(DynamoTable):
                 if "ConditionalCheckFailed" in reasons:
                     raise VersionTaken() from None
             raise domain_error(exc) from exc
-

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from aws_lambda_powertools import Logger
 
@@ -68,6 +68,14 @@ class Preview:
     samples: list[str] = field(default_factory=list)
 
 
+class HoldCheck(Protocol):
+    """The holds of a device (:class:`video_index.holds.service.HoldsHeldWindows`)."""
+
+    def blocking(self, device: str, start_ms: int, end_ms: int) -> list[str]:
+        """Ids of the active holds overlapping ``[start, end)``."""
+        ...
+
+
 class DeletionJobs:
     """Create, look up, withdraw and run the deletion jobs of one deployment."""
 
@@ -81,7 +89,9 @@ class DeletionJobs:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         batch_size: int = DELETE_BATCH,
+        holds: HoldCheck | None = None,
     ) -> None:
+        self.holds = holds
         self.table = table
         self.objects = objects
         self.replica = replica
@@ -107,6 +117,11 @@ class DeletionJobs:
         """Record the request (it is in force from now on) and queue its job."""
         check_window(from_ms, to_ms)
         kind = check_kind(kind)
+        held = self.holds.blocking(device, from_ms, to_ms) if self.holds else []
+        if held:
+            raise Conflict(
+                f"the window overlaps hold {', '.join(held)}: release it first (docs/holds.md)"
+            )
         now = self.now_iso()
         request = DeletionRequest(
             deletion_id=uuid.uuid4().hex,

@@ -18,6 +18,7 @@ from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.jobs import DEFAULT_LEASE_SECONDS, DeletionJobs
+from video_index.holds.service import HoldsHeldWindows, build_holds
 
 
 def deletion_table(settings: Settings, clients: Clients) -> DeletionTable:
@@ -50,7 +51,16 @@ def build_deletion_jobs(
         replica=replica,
         clock=clock,
         lease_seconds=lease_seconds,
+        holds=held_windows(settings, clients, clock),
     )
+
+
+def held_windows(
+    settings: Settings, clients: Clients, clock: Callable[[], float]
+) -> HoldsHeldWindows | None:
+    """The holds a deletion request must not overlap (docs/holds.md), if holds are on."""
+    holds = build_holds(settings, clients, clock)
+    return HoldsHeldWindows(holds) if holds else None
 
 
 def deletion_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:

@@ -97,7 +97,9 @@ class RetentionJob:
             for start in range(0, len(doomed), DELETE_BATCH):
                 # Read again right before deleting: a hold written meanwhile counts.
                 holds = {device: self.holds.held(device, 0, cutoff)}
-                batch = plan(doomed[start : start + DELETE_BATCH], holds, now_ms, self.retention_days)
+                batch = plan(
+                    doomed[start : start + DELETE_BATCH], holds, now_ms, self.retention_days
+                )
                 if batch:
                     self.bucket.delete(batch)
                     report.delete_requests += 1
@@ -111,7 +113,9 @@ class RetentionJob:
             for month in self.bucket.folders(f"{prefix}{year}/"):
                 if not _opens(_start(year, month), now_ms, retention):
                     continue
-                days = [f"{year}/{month}/{d}" for d in self.bucket.folders(f"{prefix}{year}/{month}/")]
+                days = [
+                    f"{year}/{month}/{d}" for d in self.bucket.folders(f"{prefix}{year}/{month}/")
+                ]
                 yield from expired_days(days, now_ms, retention)
 
 

@@ -45,7 +45,11 @@ def is_admin(event: Mapping[str, Any]) -> bool:
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
     claims = ((authorizer.get("jwt") or {}).get("claims")) or {}
     lambda_context = authorizer.get("lambda") or {}
-    for groups in (claims.get("cognito:groups"), claims.get("groups"), lambda_context.get("groups")):
+    for groups in (
+        claims.get("cognito:groups"),
+        claims.get("groups"),
+        lambda_context.get("groups"),
+    ):
         if isinstance(groups, str):
             groups = groups.strip("[]").replace(",", " ").split()
         if isinstance(groups, list) and ADMIN_GROUP in groups:

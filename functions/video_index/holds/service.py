@@ -82,9 +82,7 @@ class Holds:
         found = (
             Hold.of(item) for item in self.store.starting(device, start_ms - MAX_HOLD_MS, end_ms)
         )
-        return [
-            h for h in found if h.overlaps(start_ms, end_ms) and (h.active or not active_only)
-        ]
+        return [h for h in found if h.overlaps(start_ms, end_ms) and (h.active or not active_only)]
 
     def release(self, hold_id: str, principal: str, is_admin: bool) -> Hold:
         """Release a hold (its creator or an admin): one GetItem, one transaction. Releasing
@@ -121,6 +119,10 @@ class HoldsHeldWindows:
     def held(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
         """``(from_ms, to_ms)`` of the device's active holds overlapping ``[start, end)``."""
         return [(h.from_ms, h.to_ms) for h in self.holding(device, start_ms, end_ms)]
+
+    def blocking(self, device: str, start_ms: int, end_ms: int) -> list[str]:
+        """Ids of the active holds overlapping ``[start, end)`` (a 409 names them)."""
+        return [h.hold_id for h in self.holding(device, start_ms, end_ms)]
 
     def holding(self, device: str, start_ms: int, end_ms: int) -> list[Hold]:
         """The active holds themselves (a 409 names them)."""
