@@ -37,6 +37,7 @@ from video_index.core.contract import (
     INGEST_HANDLER,
     MEDIA_HANDLER,
     RECONCILE_HANDLER,
+    RETENTION_HANDLER,
     SILENCE_HANDLER,
 )
 
@@ -258,6 +259,7 @@ FUNCTIONS: Final = (
     FunctionPackaging("silence", SILENCE_HANDLER, (), _NO_INVENTORY_PASS),
     # Restore units read inventory slices column-wise, as reconcile does.
     FunctionPackaging("bulk", BULK_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}),
+    FunctionPackaging("retention", RETENTION_HANDLER, (), _NO_INVENTORY_PASS),
 )
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and

@@ -116,16 +116,10 @@ class SegmentReplica(Construct):
 
     @staticmethod
     def _lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
-        """The source's retention per kind and undelete window: the replica keeps no
-        video longer than the bucket it copies (lifecycle actions are not replicated)."""
-        rules = [
-            s3.LifecycleRule(
-                id=f"expire-{kind}",
-                prefix=f"{INDEXED_PREFIX}{kind}/",
-                expiration=Duration.days(days),
-            )
-            for kind, days in settings.retention_days.items()
-        ]
+        """The source's undelete window. No per-kind expiration: the retention job's
+        deletes are delete markers, which replicate, so the replica expires what the
+        source expires and keeps what a hold keeps there (docs/holds.md)."""
+        rules: list[s3.LifecycleRule] = []
         rules.append(
             s3.LifecycleRule(
                 id="undelete-window",

@@ -18,6 +18,7 @@ from infra.bulk import bulk_operations
 from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
+from infra.holds import Holds
 from infra.ingest import IngestPipeline
 from infra.media import MediaRoutes
 from infra.monitoring import Monitoring
@@ -32,6 +33,7 @@ from video_index.core.contract import (
     OUTPUT_ANNOTATIONS_TABLE,
     OUTPUT_API_URL,
     OUTPUT_DELETIONS_TABLE,
+    OUTPUT_HOLDS_TABLE,
     OUTPUT_REBUILD_STATE_MACHINE,
     OUTPUT_RECONCILE_STATE_MACHINE,
     OUTPUT_REPLICA_BUCKET,
@@ -147,6 +149,10 @@ class VideoIndexStack(Stack):
         self.deletion.allow_requests(self.api.function, self.api.role)
         self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)
         self.deletion.allow_enforcement(self.reconcile.function, self.reconcile.role, scan=True)
+        # Evidence holds (docs/holds.md): the API writes them, the daily retention job
+        # (instead of a per-kind lifecycle expiration) deletes what they do not cover.
+        self.holds = Holds(self, "Holds", settings=settings, bucket=self.storage.bucket)
+        self.holds.allow_api(self.api.function, self.api.role)
 
     def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(
@@ -204,6 +210,12 @@ class VideoIndexStack(Stack):
             OUTPUT_DELETIONS_TABLE,
             description="Deletion requests table (VIDEO_INDEX_DELETIONS_TABLE for the CLI)",
             value=self.deletion.table.table_name,
+        )
+        self.holds_table_output = CfnOutput(
+            self,
+            OUTPUT_HOLDS_TABLE,
+            description="Holds table (VIDEO_INDEX_HOLDS_TABLE for the CLI; primary data)",
+            value=self.holds.table.table_name,
         )
         if self.replica is not None:
             CfnOutput(

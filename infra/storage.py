@@ -153,20 +153,15 @@ class SegmentStorage(Construct):
 
     @staticmethod
     def _segment_lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
-        """Retention per kind by prefix, the undelete window, and multipart cleanup.
+        """Derived media, the undelete window, and multipart cleanup.
 
-        Kind is the first key part after ``v1/`` precisely so these rules can target it
-        (docs/keys.md). Expiring a current version in a versioned bucket only adds a delete
-        marker; the bytes stay recoverable for the undelete window, then go.
+        No rule expires the current versions under ``v1/``: a lifecycle filter can only
+        include (prefix, tags, size), so a per-kind expiration would expire held footage
+        too. The daily retention job does it instead (``infra/holds.py``,
+        docs/holds.md). Its deletes, like lifecycle's, only add a delete marker in a
+        versioned bucket; the bytes stay recoverable for the undelete window, then go.
         """
-        rules = [
-            s3.LifecycleRule(
-                id=f"expire-{kind}",
-                prefix=f"{INDEXED_PREFIX}{kind}/",
-                expiration=Duration.days(days),
-            )
-            for kind, days in settings.retention_days.items()
-        ]
+        rules: list[s3.LifecycleRule] = []
         # Derived media (docs/playback.md): a rendition lives as long as video may, an
         # export for its own short while.
         rules.append(

@@ -24,8 +24,8 @@ from video_index.aws.objects import ObjectStore
 from video_index.bulk.local import LocalEngine
 from video_index.bulk.steps import Bulk
 from video_index.core.errors import BadInput
+from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
-from video_index.deletion.holding import HeldWindow, StaticHolds
 from video_index.deletion.jobs import DEFAULT_LEASE_SECONDS, DeletionJobs
 from video_index.deletion.model import DeletionState
 

@@ -21,14 +21,14 @@ from tests.support.deletion_world import (
     put_run,
     versioned_bucket,
 )
-from worlds.inventory_fixtures import write_inventory
 from video_index.aws.objects import ObjectStore
 from video_index.bulk.local import LocalEngine
 from video_index.bulk.steps import Bulk
+from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
 from video_index.deletion.enforcement import Enforcer
-from video_index.deletion.holding import HeldWindow, StaticHolds
 from video_index.ops.planning import Sizing
+from worlds.inventory_fixtures import write_inventory
 
 DEVICES = ("cam-a", "cam-b", "cam-c")
 FROM, TO = at(22, 12), at(22, 13)

@@ -20,9 +20,9 @@ from tests.support.deletion_world import (
 )
 from video_index.aws.objects import ObjectStore, ObjectStoreError
 from video_index.core.errors import Conflict
+from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
 from video_index.deletion.enforcement import Enforcer
-from video_index.deletion.holding import HeldWindow, StaticHolds
 from video_index.deletion.model import DeletionState
 from video_index.deletion.restore import RESTORED_ETAG, Restorer
 from video_index.deletion.undelete import NO_VERSION_LEFT, Undeleter

@@ -94,20 +94,19 @@ def test_segment_bucket_is_versioned_and_retained(synth: Synth) -> None:
     assert "BucketName" not in bucket["Properties"]  # generated unless bucket_name is set
 
 
-def test_segment_bucket_lifecycle_retention_per_kind_and_undelete_window(synth: Synth) -> None:
+def test_segment_bucket_lifecycle_leaves_retention_to_the_job_and_keeps_undelete_window(
+    synth: Synth,
+) -> None:
     # Given the lifecycle rules of the segment bucket
     rules = {
         rule["Id"]: rule
         for rule in synth.props(synth.stack.storage.bucket)["LifecycleConfiguration"]["Rules"]
     }
-    # Then each kind expires after its retention, by its v1/<kind>/ prefix
-    for kind, days in {"video": 30, "sensor": 90, "analysis": 90}.items():
-        assert rules[f"expire-{kind}"] == {
-            "Id": f"expire-{kind}",
-            "Prefix": f"v1/{kind}/",
-            "ExpirationInDays": days,
-            "Status": "Enabled",
-        }
+    # Then no rule expires current footage under v1/: a lifecycle filter cannot exclude a
+    # hold, so the retention job expires it (docs/holds.md)
+    for rule in rules.values():
+        assert not ("ExpirationInDays" in rule and rule.get("Prefix", "").startswith("v1/"))
+        assert "Prefix" in rule or "ExpirationInDays" not in rule, rule
     # And derived media expires: renditions with the video they are made from, exports
     # after the export retention
     assert rules["expire-renditions"] == {
@@ -130,7 +129,7 @@ def test_segment_bucket_lifecycle_retention_per_kind_and_undelete_window(synth: 
     assert rules["abort-incomplete-multipart-uploads"]["AbortIncompleteMultipartUpload"] == {
         "DaysAfterInitiation": 1
     }
-    assert len(rules) == 7
+    assert len(rules) == 4
 
 
 def test_segment_bucket_has_daily_inventory_outside_the_indexed_tree(synth: Synth) -> None:
@@ -690,8 +689,8 @@ def test_context_overrides_reach_the_template() -> None:
     assert isinstance(child, CfnElement)
     props = template.to_json()["Resources"][stack.get_logical_id(child)]["Properties"]
     rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
-    assert rules["expire-video"]["ExpirationInDays"] == 60
-    assert rules["expire-sensor"]["ExpirationInDays"] == 90
+    assert "expire-video" not in rules  # the retention job's (docs/holds.md)
+    assert rules["expire-renditions"]["ExpirationInDays"] == 60
     assert rules["undelete-window"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 3}
     assert props["BucketName"] == "my-segments"
 

@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from video_index.annotations import routes as annotation_routes
 from video_index.api.resolver import Resolver, create_app
 from video_index.deletion import routes as deletion_routes
+from video_index.holds import routes as hold_routes
 from video_index.media import routes as media_routes
 from video_index.query import routes as query_routes
 from video_index.viewer import routes as viewer_routes
@@ -28,6 +29,7 @@ API_ROUTERS: Final[tuple[Router, ...]] = (
     viewer_routes.router,
     annotation_routes.router,
     deletion_routes.router,
+    hold_routes.router,
 )
 #: The media function's routers.
 MEDIA_ROUTERS: Final[tuple[Router, ...]] = (media_routes.files_router,)

@@ -26,6 +26,7 @@ from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.service import build_deletion_jobs
+from video_index.holds.service import Holds, build_holds
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports, VideoEntries
 from video_index.media.renditions import Renditions
@@ -45,6 +46,8 @@ class ApiServices:
     annotations: Annotations | None = None
     #: Deletion requests and jobs (docs/deletion.md); None where the deployment has none.
     deletions: DeletionJobs | None = None
+    #: Evidence holds (docs/holds.md); None without ``VIDEO_INDEX_HOLDS_TABLE``.
+    holds: Holds | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -64,6 +67,7 @@ class ApiServices:
                     ),
                     Annotations: self.annotations,
                     DeletionJobs: self.deletions,
+                    Holds: self.holds,
                 }
             )
         return self._by_type
@@ -100,6 +104,7 @@ def build_api_services(
         ),
         annotations=build_annotations(settings, clients, queries, clock),
         deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
+        holds=build_holds(settings, clients, clock),
     )
 
 

@@ -32,9 +32,9 @@ from typing import Any, Final
 
 from video_index.aws.objects import ObjectStore
 from video_index.bulk.payloads import RestoreBatchInput, RestoreCounts
+from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.core.keys import ValidKey, classify_key
 from video_index.deletion.enforcement import Enforcer
-from video_index.deletion.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.deletion.restore import DEFAULT_WORKERS, Restorer
 from video_index.ops.inventory import Manifest, ManifestFile
 from video_index.ops.inventory.columns import slice_columns

@@ -7,8 +7,8 @@ from video_index.aws.objects import ObjectStore
 from video_index.bulk.steps import Bulk
 from video_index.core.contract import ENV_REPORTS_BUCKET
 from video_index.core.errors import ConfigurationError
+from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.core.settings import Settings
-from video_index.deletion.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.service import build_deletion_jobs, build_enforcer
 
 

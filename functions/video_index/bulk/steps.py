@@ -48,8 +48,8 @@ from video_index.bulk.payloads import (
     RestorePlan,
 )
 from video_index.core.errors import BadInput
+from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.enforcement import Enforcer
-from video_index.deletion.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.jobs import DeletionJobs
 from video_index.ops.inventory import Manifest, read_manifest
 from video_index.ops.payloads import S3Location

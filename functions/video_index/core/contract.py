@@ -23,6 +23,7 @@ EXPORT_HANDLER: Final = "video_index.handlers.export.handler"
 DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
 SILENCE_HANDLER: Final = "video_index.handlers.silence.handler"
+RETENTION_HANDLER: Final = "video_index.handlers.retention.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
@@ -35,6 +36,7 @@ AGGREGATE_SERVICE_NAME: Final = "video-index-aggregate"
 SILENCE_SERVICE_NAME: Final = "video-index-silence"
 #: Cameras that uploaded nothing for longer than their kind's ``silent_after`` (an alarm).
 SILENT_DEVICES_METRIC: Final = "SilentDevices"
+RETENTION_SERVICE_NAME: Final = "video-index-retention"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
@@ -64,6 +66,8 @@ ENV_EXPORT_QUEUE_URL: Final = "VIDEO_INDEX_EXPORT_QUEUE_URL"
 ENV_MAX_EXPORT_BYTES: Final = "VIDEO_INDEX_MAX_EXPORT_BYTES"
 ENV_DELETIONS_TABLE: Final = "VIDEO_INDEX_DELETIONS_TABLE"
 ENV_DELETION_QUEUE_URL: Final = "VIDEO_INDEX_DELETION_QUEUE_URL"
+#: The holds table (docs/holds.md) and, for the retention job, each kind's retention.
+ENV_HOLDS_TABLE: Final = "VIDEO_INDEX_HOLDS_TABLE"
 ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
 #: Per-kind JSON objects: when a camera is silent, how long each kind is kept.
 ENV_SILENT_AFTER_SECONDS: Final = "VIDEO_INDEX_SILENT_AFTER_SECONDS"
@@ -168,6 +172,7 @@ OUTPUT_DLQ_URL: Final = "DeadLetterQueueUrl"
 OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
+OUTPUT_HOLDS_TABLE: Final = "HoldsTableName"
 OUTPUT_REPLICA_BUCKET: Final = "ReplicaBucketName"
 #: The stream consumer (docs/operations.md, "Aggregation"): its function, and the queue
 #: where batches that kept failing are described (shard and sequence numbers).

@@ -16,6 +16,7 @@ from video_index.core.contract import (
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
+    ENV_HOLDS_TABLE,
     ENV_INVENTORY_DESTINATION,
     ENV_MAX_EXPORT_BYTES,
     ENV_MAX_REMOVE_SHARE,
@@ -76,6 +77,8 @@ class Settings:
         default_factory=lambda: dict(DEFAULT_SILENT_AFTER_SECONDS)
     )
     retention_days: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_RETENTION_DAYS))
+    #: Evidence holds (docs/holds.md).
+    holds_table: str | None = None
 
     @classmethod
     def from_env(
@@ -116,6 +119,7 @@ class Settings:
             retention_days=per_kind(
                 env.get(ENV_RETENTION_DAYS), DEFAULT_RETENTION_DAYS, ENV_RETENTION_DAYS
             ),
+            holds_table=env.get(ENV_HOLDS_TABLE) or None,
         )
 
 

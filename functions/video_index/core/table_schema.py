@@ -51,6 +51,12 @@ def deletions_table_definition(table_name: str) -> dict[str, Any]:
     return _keyed_table_definition(table_name)
 
 
+def holds_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the holds table (primary data, docs/holds.md): a hold
+    item per hold and a copy under its device."""
+    return _keyed_table_definition(table_name)
+
+
 def create_tables(
     client: Any, read_model: str, annotations: str | None = None, deletions: str | None = None
 ) -> None:

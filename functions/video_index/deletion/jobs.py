@@ -33,8 +33,8 @@ from video_index.aws.deletions import DeletionTable
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import Conflict, NotFound, ServiceError, TransientError
+from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.core.timeunits import iso_ms
-from video_index.deletion.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.model import (
     DELETE_BATCH,
     OPEN_STATES,
@@ -111,6 +111,11 @@ class DeletionJobs:
         """Record the request (it is in force from now on) and queue its job."""
         check_window(from_ms, to_ms)
         kind = check_kind(kind)
+        held = [window.hold_id for window in self.holds.windows(device, from_ms, to_ms)]
+        if held:
+            raise Conflict(
+                f"the window overlaps hold {', '.join(held)}: release it first (docs/holds.md)"
+            )
         now = self.now_iso()
         request = DeletionRequest(
             deletion_id=uuid.uuid4().hex,

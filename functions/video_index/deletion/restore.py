@@ -30,9 +30,9 @@ from typing import Any, Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from video_index.aws.objects import ListedObject, ObjectStore, s3_error
+from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.core.keys import KEY_PREFIX, ValidKey, classify_key
 from video_index.deletion.enforcement import Enforcer
-from video_index.deletion.holding import NO_HOLDS, HeldWindows, is_held
 
 #: Metadata that carries the replica's ETag of a multipart object copied back.
 RESTORED_ETAG: Final = "restored-etag"

@@ -20,8 +20,8 @@ from aws_lambda_powertools import Logger
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import ServiceError
+from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.core.keys import ValidKey, classify_key
-from video_index.deletion.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.deletion.model import (
     Checkpoint,
     DeletionRequest,

@@ -15,9 +15,11 @@ from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
 from video_index.core.contract import ENV_DELETION_QUEUE_URL, ENV_DELETIONS_TABLE
 from video_index.core.errors import ConfigurationError
+from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.core.settings import Settings
 from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.jobs import DEFAULT_LEASE_SECONDS, DeletionJobs
+from video_index.holds.service import HoldsHeldWindows, build_holds
 
 
 def deletion_table(settings: Settings, clients: Clients) -> DeletionTable:
@@ -50,7 +52,14 @@ def build_deletion_jobs(
         replica=replica,
         clock=clock,
         lease_seconds=lease_seconds,
+        holds=held_windows(settings, clients, clock),
     )
+
+
+def held_windows(settings: Settings, clients: Clients, clock: Callable[[], float]) -> HeldWindows:
+    """The holds a deletion must respect (docs/holds.md); nothing held where holds are off."""
+    holds = build_holds(settings, clients, clock)
+    return HoldsHeldWindows(holds) if holds else NO_HOLDS
 
 
 def deletion_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:

@@ -1,0 +1,146 @@
+"""Holds, independent of HTTP: create, read, list a window, release (docs/holds.md).
+
+A hold counts from the moment its transaction commits: the retention job and the
+deletion service read holds strongly consistently right before they delete, so
+footage inside a hold written a millisecond earlier is kept. Release is allowed
+to the hold's creator and to an admin; it is a new version, never a delete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from video_index.aws.clients import Clients
+from video_index.aws.holds import HoldStore, VersionTaken
+from video_index.core.errors import BadInput, Conflict, NotFound
+from video_index.core.holding import HeldWindow
+from video_index.core.settings import Settings
+from video_index.holds.model import (
+    MAX_HOLD_MS,
+    Change,
+    Hold,
+    check_reason,
+    check_window,
+    new_hold_id,
+)
+
+
+class Forbidden(Conflict):
+    """The caller may not release this hold (neither its creator nor an admin): 409."""
+
+
+class Holds:
+    def __init__(
+        self,
+        store: HoldStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = new_hold_id,
+    ) -> None:
+        self.store = store
+        self._clock = clock
+        self._new_id = new_id
+
+    def _now(self) -> int:
+        return int(self._clock() * 1000)
+
+    def create(self, device: str, from_ms: int, to_ms: int, reason: str, by: str) -> Hold:
+        """A new hold at version 1: one transaction of two items."""
+        check_window(from_ms, to_ms)
+        now = self._now()
+        hold = Hold(
+            hold_id=self._new_id(),
+            device=device,
+            from_ms=from_ms,
+            to_ms=to_ms,
+            reason=check_reason(reason),
+            created_by=by,
+            created_at_ms=now,
+            history=(Change(1, "create", by, now),),
+        )
+        try:
+            self.store.write(hold.item(), 0)
+        except VersionTaken:  # a fresh random id: never in practice
+            raise Conflict("a hold with this id was just created; retry") from None
+        return hold
+
+    def get(self, hold_id: str) -> Hold:
+        """One hold, released or not: one GetItem."""
+        item = self.store.hold(hold_id)
+        if item is None:
+            raise NotFound("hold_id", f"no hold {hold_id}")
+        return Hold.of(item)
+
+    def window(
+        self, device: str, start_ms: int, end_ms: int, *, active_only: bool = False
+    ) -> list[Hold]:
+        """The device's holds overlapping ``[start, end)`` in start order: one Query (a page
+        per MB of holds starting in ``[start - 31 d, end)``)."""
+        if end_ms <= start_ms:
+            raise BadInput("to", "must be after from")
+        found = (
+            Hold.of(item) for item in self.store.starting(device, start_ms - MAX_HOLD_MS, end_ms)
+        )
+        return [h for h in found if h.overlaps(start_ms, end_ms) and (h.active or not active_only)]
+
+    def release(self, hold_id: str, principal: str, is_admin: bool) -> Hold:
+        """Release a hold (its creator or an admin): one GetItem, one transaction. Releasing
+        a released hold answers it unchanged."""
+        current = self.get(hold_id)
+        if not current.active:
+            return current
+        if principal != current.created_by and not is_admin:
+            raise Forbidden(
+                f"hold {hold_id} was created by {current.created_by}: only its creator "
+                "or an admin may release it"
+            )
+        now = self._now()
+        released = dataclasses.replace(
+            current,
+            released_by=principal,
+            released_at_ms=now,
+            history=(*current.history, Change(current.version + 1, "release", principal, now)),
+        )
+        try:
+            self.store.write(released.item(), current.version)
+        except VersionTaken:
+            raise Conflict(f"hold {hold_id} changed meanwhile; read it again") from None
+        return released
+
+
+class HoldsHeldWindows:
+    """The active holds of a device as windows: what retention, deletion, restore and
+    undelete ask before removing anything (``core.holding.HeldWindows``)."""
+
+    def __init__(self, holds: Holds) -> None:
+        self._holds = holds
+
+    def windows(self, device: str, start_ms: int, end_ms: int) -> list[HeldWindow]:
+        """The device's active holds overlapping ``[start, end)``."""
+        return [
+            HeldWindow(h.hold_id, h.device, h.from_ms, h.to_ms)
+            for h in self.holding(device, start_ms, end_ms)
+        ]
+
+    def held(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+        """``(from_ms, to_ms)`` of the device's active holds overlapping ``[start, end)``."""
+        return [(h.from_ms, h.to_ms) for h in self.holding(device, start_ms, end_ms)]
+
+    def blocking(self, device: str, start_ms: int, end_ms: int) -> list[str]:
+        """Ids of the active holds overlapping ``[start, end)`` (a 409 names them)."""
+        return [h.hold_id for h in self.holding(device, start_ms, end_ms)]
+
+    def holding(self, device: str, start_ms: int, end_ms: int) -> list[Hold]:
+        """The active holds themselves (a 409 names them)."""
+        return self._holds.window(device, start_ms, end_ms, active_only=True)
+
+
+def build_holds(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> Holds | None:
+    """The holds service over the holds table, if one is configured."""
+    if not settings.holds_table:
+        return None
+    return Holds(HoldStore(clients.dynamodb, settings.holds_table), clock=clock)
