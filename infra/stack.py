@@ -81,12 +81,10 @@ class VideoIndexStack(Stack):
             annotations_table=self.annotations.table,
             export_queue=self.exports.queue,
         )
-        # Players follow the API's media redirects to presigned URLs. A page served from
-        # the API's own origin keeps that origin across the redirect; a page on another
-        # origin arrives with `Origin: null` (a cross-origin redirect taints it), so its
-        # direct fetches (overlays, clips) work but redirected media does not
+        # Players follow the API's media redirects to presigned URLs; a page on another
+        # origin arrives there with `Origin: null`, so presigned reads answer any origin
         # (docs/playback.md).
-        self.storage.allow_reads_from(self.api.origin, *settings.cors_origins)
+        self.storage.allow_presigned_reads()
         self.reconcile = ReconcileAndRebuild(
             self,
             "Reconcile",

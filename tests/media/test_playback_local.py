@@ -68,6 +68,8 @@ DEVICES = [
     Device("media-camera-fmp4", "fmp4", True, "fmp4", 6),
 ]
 EXPECTED_FRAMES = FRAMES_PER_FILE * len(STARTS)
+#: A loopback origin that is not the API's (Playwright serves the player page there).
+OTHER_ORIGIN = "http://localhost:9"
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -241,6 +243,25 @@ def test_hls_js_in_chromium_plays_to_the_end(
     # And each fragment carried its file's wall-clock time
     starts = [datetime.fromisoformat(t) for t in playback.program_date_times if t]
     assert sorted(set(starts)) == STARTS
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=lambda d: d.name)
+def test_hls_js_on_another_origin_plays_to_the_end(
+    uploaded: RunningStack, browser: Any, device: Device
+) -> None:
+    # Given a page on another loopback origin than the API's (web security on: the API
+    # answers it CORS as an allowed origin; the bucket sees `Origin: null` after the
+    # media redirect)
+    assert not uploaded.ready["api"].startswith(OTHER_ORIGIN)
+    # When hls.js plays the playlist there
+    playback = play_hls(
+        browser, _playlist_url(uploaded, device), page_origin=OTHER_ORIGIN, rate=8
+    )
+    # Then it plays to the end, no request refused, every file's seconds
+    assert playback.fatal_errors == [], playback
+    assert playback.failed_requests == [], playback
+    assert playback.ended, playback
+    assert playback.played_seconds == pytest.approx(FILE_SECONDS * len(STARTS), abs=0.2)
 
 
 # --- clip export ------------------------------------------------------------------------------
