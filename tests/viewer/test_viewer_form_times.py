@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Browser, Page
 
-from tests.support.local_stack import RunningStack, put_segments
+from tests.support.local_stack import RunningStack, indexed, put_segments
 
 DEVICE = "cam-form-times"
 ZONE = "Europe/Berlin"
@@ -31,6 +31,7 @@ def stack(local_stack: RunningStack) -> RunningStack:
     # Given video on both DST days, so the days open in the viewer
     put_segments(local_stack, DEVICE, datetime(2026, 10, 25, 0, 20, tzinfo=UTC), 1)
     put_segments(local_stack, DEVICE, datetime(2026, 3, 29, 0, 50, tzinfo=UTC), 1)
+    indexed(local_stack, DEVICE, 2)
     return local_stack
 
 

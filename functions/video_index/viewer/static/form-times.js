@@ -46,11 +46,12 @@ export function offsetText(ms, zone) {
   return `UTC${sign}${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
 }
 
-/** The label of one choice in a repeated hour: "02:30 CEST (UTC+02:00)". */
+/** The label of one choice in a repeated hour: "CEST (UTC+02:00)", or "UTC+02:00" where the
+ * browser knows no abbreviation. */
 export function choiceLabel(ms, zone) {
   const name = zoneName(ms, zone);
   const offset = offsetText(ms, zone);
-  return name === offset ? offset : `${name} (${offset})`;
+  return /^(GMT|UTC)/.test(name) ? offset : `${name} (${offset})`;
 }
 
 /**
@@ -95,7 +96,9 @@ export class TimeField {
       option.textContent = choiceLabel(ms, this.zone);
       return option;
     }));
-    const keep = [prefer, previous].find((ms) => instants.includes(ms));
+    // (instants of a field are whole seconds; the one given may carry milliseconds)
+    const keep = [prefer, previous].map((ms) => Math.floor(ms / 1000) * 1000)
+      .find((ms) => instants.includes(ms));
     if (keep !== undefined) this.offset.value = String(keep);
     const repeats = instants.length > 1;
     this.offset.hidden = !repeats;
