@@ -204,25 +204,28 @@ def _ffmpeg_frames(url: str) -> int:
         return sum(1 for _ in container.decode(video=0))
 
 
-@pytest.mark.parametrize("device", DEVICES[:3], ids=lambda d: d.name)
+@pytest.mark.parametrize("device", DEVICES, ids=lambda d: d.name)
 def test_ffmpeg_hls_demuxer_decodes_every_frame(uploaded: RunningStack, device: Device) -> None:
     # When FFmpeg's HLS demuxer opens the playlist URL and decodes the whole stream
     decoded = _ffmpeg_frames(_playlist_url(uploaded, device))
-    # Then it gets every frame of every file, gap and discontinuities included
+    # Then it gets every frame of every file, gap and discontinuities included — the
+    # camera's own fMP4 too (decode times restarting at 0 in every file: listed through
+    # renditions whose decode times run on the wall clock, docs/playback.md)
     assert decoded == EXPECTED_FRAMES
 
 
-def test_ffmpeg_drops_a_fragment_per_file_of_camera_fmp4_as_documented(
+def test_camera_fmp4_is_listed_through_renditions_and_uploader_fmp4_as_it_is(
     uploaded: RunningStack,
 ) -> None:
-    # Given a camera's own fMP4 files, each with decode times starting at 0
-    device = DEVICES[3]
-    # When FFmpeg's HLS demuxer decodes its playlist
-    decoded = _ffmpeg_frames(_playlist_url(uploaded, device))
-    # Then, as docs/playback.md states, every file after the first loses its first
-    # fragment (one second here: a fragment per keyframe, a keyframe a second) — FFmpeg's
-    # one MP4 demuxer for the whole playlist drops a fragment whose decode time goes back
-    assert decoded == EXPECTED_FRAMES - FPS * (len(STARTS) - 1)
+    # When the playlists of the uploader's fMP4 and of the camera's own fMP4 are read
+    def uris(device: Device) -> list[str]:
+        with _DIRECT.open(_playlist_url(uploaded, device), timeout=30) as response:
+            return [s.uri for s in m3u8.loads(response.read().decode()).segments]
+
+    # Then the uploader's (decode times on the wall clock) are byte ranges of the files,
+    # the camera's (decode times from 0) their renditions
+    assert all("?" not in uri for uri in uris(DEVICES[1]))
+    assert all(uri.endswith("?part=data") for uri in uris(DEVICES[3]))
 
 
 @pytest.mark.parametrize("device", DEVICES, ids=lambda d: d.name)

@@ -38,6 +38,7 @@ class Entry:
     #: from a fresh listing, or an item written before the facts existed).
     container: str | None = None
     init_end: int | None = None
+    decode_start_ms: int | None = None
 
     @property
     def ext(self) -> str:
@@ -47,7 +48,7 @@ class Entry:
     def facts(self) -> MediaFacts | None:
         if self.container is None:
             return None
-        return MediaFacts(Container(self.container), self.init_end)
+        return MediaFacts(Container(self.container), self.init_end, self.decode_start_ms)
 
     @property
     def playable(self) -> bool:
@@ -84,7 +85,8 @@ class Entry:
             etag=str(item["etag"]),
             id=str(item["id"]),
             container=item.get("container"),
-            init_end=int(item["init_end"]) if item.get("init_end") is not None else None,
+            init_end=_int_or_none(item.get("init_end")),
+            decode_start_ms=_int_or_none(item.get("decode_start_ms")),
         )
 
     @classmethod
@@ -137,3 +139,7 @@ def decode_cursor(cursor: str, shape: dict[str, type]) -> dict[str, Any]:
         if not isinstance(state[name], expected):
             raise BadInput("cursor", "is not a cursor this API issued")
     return state
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if value is not None else None
