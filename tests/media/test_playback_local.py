@@ -257,9 +257,7 @@ def test_hls_js_on_another_origin_plays_to_the_end(
     # media redirect)
     assert not uploaded.ready["api"].startswith(OTHER_ORIGIN)
     # When hls.js plays the playlist there
-    playback = play_hls(
-        browser, _playlist_url(uploaded, device), page_origin=OTHER_ORIGIN, rate=8
-    )
+    playback = play_hls(browser, _playlist_url(uploaded, device), page_origin=OTHER_ORIGIN, rate=8)
     # Then it plays to the end, no request refused, every file's seconds
     assert playback.fatal_errors == [], playback
     assert playback.failed_requests == [], playback

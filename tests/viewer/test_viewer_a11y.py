@@ -31,6 +31,15 @@ def stack(local_stack: RunningStack) -> RunningStack:
     # Given a device with a few files on one day
     put_segments(local_stack, DEVICE, datetime(2026, 5, 12, 8, 0, tzinfo=UTC), 3)
     indexed(local_stack, DEVICE, 3)
+    # And an annotation on it (its list items have controls too)
+    status, body, _ = local_stack.call(
+        "POST",
+        f"/devices/{DEVICE}/annotations",
+        {"target": {"from": "2026-05-12T08:00:05.000Z", "to": "2026-05-12T08:00:15.000Z"},
+         "description": "a van", "status": "pending"},
+        {"X-User": "setup"},
+    )  # fmt: skip
+    assert status == 201, body
     return local_stack
 
 
@@ -122,9 +131,55 @@ def test_the_keyboard_alone_reaches_and_works_every_control(
     for control in ("[data-testid=prev-day]", "[data-testid=next-day]", "[data-testid=timeline]",
                     "[data-testid=speed]", "[data-testid=add-annotation]"):  # fmt: skip
         tab_to(page, control)
-    # And the annotation form opens with Enter and closes with Escape, all by keyboard
+    # And the timeline picks a moment with the arrow keys and Space
+    page.focus("[data-testid=timeline]")
+    page.keyboard.press("End")
+    page.keyboard.press(" ")
+    assert page.get_attribute("[data-testid=timeline]", "aria-valuetext") == "23:59:59"
+    # And the annotation form opens with Enter and closes with Enter on Cancel
+    tab_to(page, "[data-testid=add-annotation]")
     page.keyboard.press("Enter")
     page.wait_for_selector("[data-testid=annotation-form]:not([hidden])")
     tab_to(page, "[data-testid=annotation-form] button[name=cancel]")
     page.keyboard.press("Enter")
     page.wait_for_selector("[data-testid=annotation-form]", state="hidden")
+
+
+#: Every control a person can see: what Tab must reach (one radio of a group, and one day
+#: of the calendar's grid, which arrow keys move within).
+CONTROLS = """() => {
+  const all = [...document.querySelectorAll('a[href], button, input:not([type=hidden]), '
+    + 'select, textarea, summary, video[controls], [tabindex]')];
+  const seen = all.filter((e) => !e.disabled && e.getClientRects().length > 0
+    && !e.closest('[hidden], dialog:not([open])')
+    && !(e.type === 'radio' && !e.checked)
+    && !(e.matches('button.day') && e.tabIndex < 0));
+  seen.forEach((e, i) => { e.dataset.control = String(i); });
+  return seen.map((e) => e.dataset.testid || e.id || e.name || e.textContent.trim() || e.tagName);
+}"""
+
+
+def test_tab_reaches_every_visible_control_with_a_visible_focus(
+    page: Page, stack: RunningStack
+) -> None:
+    # Given the day open with its annotation listed and the annotation form open
+    page.goto(f"{stack.ready['viewer']}?{urlencode({'device': DEVICE, 'date': DAY, 'tz': ZONE})}")
+    page.wait_for_selector("[data-testid=annotation]")
+    page.click("[data-testid=add-annotation]")
+    page.wait_for_selector("[data-testid=annotation-form]:not([hidden])")
+    controls = page.evaluate(CONTROLS)
+    assert len(controls) > 20, controls
+    # When the person presses Tab through the whole page
+    page.focus("#home")
+    reached: dict[str, Any] = {}
+    for _ in range(3 * len(controls)):
+        style = page.evaluate(FOCUS_STYLE)
+        index = page.evaluate("document.activeElement.dataset.control")
+        if index is not None and reached.get(index) is not True:
+            reached[index] = True if style["outline"] or style["shadow"] else style
+        page.keyboard.press("Tab")
+    # Then every visible control got the focus, and each showed it
+    missing = [name for i, name in enumerate(controls) if str(i) not in reached]
+    assert missing == []
+    unseen = [(controls[int(i)], seen) for i, seen in reached.items() if seen is not True]
+    assert unseen == []
