@@ -3,18 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# npm packages: the Amazon States Language validator, and hls.js (the player the tests and
-# the viewer use). Every one is open source: tests/test_licences.py checks, docs/licences.md
-# lists them. DynamoDB runs on moto (in-process, or moto's server for video-index local).
-# The folder is emptied first, so it holds exactly these packages and their dependencies.
+# npm packages: the Amazon States Language validator, hls.js (the player the tests and the
+# viewer use) and axe-core (MPL-2.0: the accessibility checker the viewer's tests inject into
+# its pages; never served by the product). Every one is open source: tests/test_licences.py
+# checks, docs/licences.md lists them. DynamoDB runs on moto (in-process, or moto's server
+# for video-index local). The folder is emptied first, so it holds exactly these packages.
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4
+NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4 axe-core@4.14.1
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
 CHROMIUM ?= /usr/bin/chromium
 
 export ASL_VALIDATOR := $(abspath $(NPM_DIR))/node_modules/.bin/asl-validator
 export HLS_JS := $(abspath $(NPM_DIR))/node_modules/hls.js/dist/hls.min.js
+export AXE_CORE := $(abspath $(NPM_DIR))/node_modules/axe-core/axe.min.js
 export CHROMIUM
 # The CDK's jsii runtime warns at every start on Node 20; the warning is not ours to fix.
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1

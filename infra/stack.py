@@ -107,12 +107,10 @@ class VideoIndexStack(Stack):
         self.media = MediaRoutes(
             self, "Media", settings=settings, bucket=self.storage.bucket, api=self.api
         )
-        # Players follow the API's media redirects to presigned URLs. A page served from
-        # the API's own origin keeps that origin across the redirect; a page on another
-        # origin arrives with `Origin: null` (a cross-origin redirect taints it), so its
-        # direct fetches (overlays, clips) work but redirected media does not
+        # Players follow the API's media redirects to presigned URLs; a page on another
+        # origin arrives there with `Origin: null`, so presigned reads answer any origin
         # (docs/playback.md).
-        self.storage.allow_reads_from(self.api.origin, *settings.cors_origins)
+        self.storage.allow_presigned_reads()
 
     def _add_operations(self, settings: StackSettings) -> None:
         """Reconcile and rebuild, the optional replica, deletion requests and who may

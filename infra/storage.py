@@ -140,13 +140,20 @@ class SegmentStorage(Construct):
         """``s3://`` URI of the inventory destination folder (where reconcile looks)."""
         return f"s3://{self.reports_bucket.bucket_name}/{self.inventory_destination_prefix}"
 
-    def allow_reads_from(self, *origins: str) -> None:
-        """Pages on ``origins`` may GET (with ``Range``) what the API's presigned URLs point
-        at, and read the answers; no other origin may (docs/playback.md)."""
+    def allow_presigned_reads(self) -> None:
+        """Pages on any origin may GET/HEAD (with ``Range``) what a presigned URL points at,
+        and read the answer (docs/playback.md, "Playback from another origin").
+
+        The signature in the URL is the credential, not the origin: nothing in the bucket is
+        readable without one, no cookies are involved (S3 never answers ``*`` with
+        ``Access-Control-Allow-Credentials``), and whoever holds a presigned URL can read it
+        with any HTTP client anyway. A rule naming origins cannot work for playback: after
+        the API's media redirect a page on another origin arrives with ``Origin: null``.
+        """
         self.bucket.add_cors_rule(
-            allowed_origins=list(origins),
+            allowed_origins=["*"],
             allowed_methods=[s3.HttpMethods.GET, s3.HttpMethods.HEAD],
-            allowed_headers=["range", "authorization"],
+            allowed_headers=["range"],
             exposed_headers=list(CORS_EXPOSED_HEADERS),
             max_age=CORS_MAX_AGE_SECONDS,
         )

@@ -84,33 +84,27 @@ def test_export_role_reads_video_and_writes_exports_only(synth: Synth) -> None:
     assert not any(a.startswith(("dynamodb:", "s3:Delete")) or "*" in a for a in actions)
 
 
-def _api_origin(synth: Synth) -> dict[str, Any]:
-    api_id = synth.ref(synth.stack.api.http_api)
-    suffix = ".execute-api.", {"Ref": "AWS::Region"}, ".", {"Ref": "AWS::URLSuffix"}
-    return {"Fn::Join": ["", ["https://", api_id, *suffix]]}
-
-
-def test_without_viewer_origins_only_the_api_origin_reads_the_bucket(synth: Synth) -> None:
+def test_presigned_reads_answer_any_origin_and_the_api_only_its_own(synth: Synth) -> None:
     # Given the default settings (no viewer origins)
-    # Then the bucket lets only the API's own origin (where the viewer is served, and
-    # whose media redirects keep that origin) read presigned objects, GET and HEAD only
+    # Then the bucket answers CORS for presigned reads from any origin (a page on another
+    # origin arrives from the media redirect with `Origin: null`; the signature is the
+    # credential), GET and HEAD only, ranges allowed, sizes and ranges exposed
     (rule,) = synth.props(synth.stack.storage.bucket)["CorsConfiguration"]["CorsRules"]
-    assert rule["AllowedOrigins"] == [_api_origin(synth)]
+    assert rule["AllowedOrigins"] == ["*"]
     assert sorted(rule["AllowedMethods"]) == ["GET", "HEAD"]
+    assert [h.lower() for h in rule["AllowedHeaders"]] == ["range"]
+    assert {"content-length", "content-range"} <= set(rule["ExposedHeaders"])
     # And the API has no CORS configuration: no other page may call it
     assert "CorsConfiguration" not in synth.props(synth.stack.api.http_api)
 
 
-def test_viewer_origins_reach_the_bucket_and_the_api_and_nothing_more(viewer_synth: Synth) -> None:
+def test_viewer_origins_reach_the_api_and_nothing_more(viewer_synth: Synth) -> None:
     stack = viewer_synth.stack
     # Given the bucket's CORS rules
     (rule,) = viewer_synth.props(stack.storage.bucket)["CorsConfiguration"]["CorsRules"]
-    # Then the API's origin and the viewer origin may read (GET, HEAD) with ranges,
-    # seeing sizes and ranges
-    assert rule["AllowedOrigins"] == [_api_origin(viewer_synth), VIEWER]
+    # Then the bucket's one rule is the presigned reads' (GET, HEAD from any origin)
+    assert rule["AllowedOrigins"] == ["*"]
     assert sorted(rule["AllowedMethods"]) == ["GET", "HEAD"]
-    assert "range" in [h.lower() for h in rule["AllowedHeaders"]]
-    assert {"content-length", "content-range"} <= set(rule["ExposedHeaders"])
     # And the API answers preflights for that origin only
     cors: dict[str, Any] = viewer_synth.props(stack.api.http_api)["CorsConfiguration"]
     assert cors["AllowOrigins"] == [VIEWER]

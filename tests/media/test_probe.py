@@ -115,6 +115,28 @@ def test_a_real_clip_is_recognised(container: str, expected: Container) -> None:
     assert (facts.init_end is not None) == (expected is Container.FMP4)
 
 
+@pytest.mark.parametrize("decode_start_ms", [None, 1_767_225_600_000])
+def test_the_first_fragments_decode_time_is_read_from_tfdt_and_mdhd(
+    decode_start_ms: int | None,
+) -> None:
+    # Given a camera's fMP4 (decode times from 0) or one written as the product writes
+    # them (64-bit decode times from the file's wall-clock start: 2026-01-01T00:00:00Z)
+    from video_index.media.remux import fragment
+
+    data = (
+        clip("fmp4")
+        if decode_start_ms is None
+        else fragment(clip("mp4"), decode_start_ms=decode_start_ms)
+    )
+    # When it is probed
+    facts = probe(window(data), len(data))
+    # Then the first fragment's decode time is known, in ms
+    assert facts.decode_start_ms == (decode_start_ms or 0)
+    # And only the camera's restarts against a file starting at that wall-clock time
+    assert facts.restarts(1_767_225_600_000) is (decode_start_ms is None)
+    assert not facts.restarts(facts.decode_start_ms or 0)
+
+
 def test_the_fmp4_init_ends_at_the_first_moof_and_initialises_a_decoder() -> None:
     # Given a real fMP4 clip of two fragments
     data = clip("fmp4")
@@ -192,7 +214,9 @@ def expected_after_cut(container: str, data: bytes, cut: int) -> MediaFacts:
     if container == "ts":
         return MediaFacts(Container.MPEGTS) if cut >= TS_PACKET else UNKNOWN
     offset, kind, size = first(data, b"moof", b"mdat")
-    whole = MediaFacts(Container.FMP4, init_end=offset) if kind == b"moof" else PROGRESSIVE
+    # (a real clip's first fragment decodes from 0)
+    fmp4 = MediaFacts(Container.FMP4, init_end=offset, decode_start_ms=0)
+    whole = fmp4 if kind == b"moof" else PROGRESSIVE
     return whole if cut >= offset + size else UNKNOWN
 
 

@@ -42,6 +42,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 REPO: Final = Path(__file__).resolve().parents[2]
 DEFAULT_CHROMIUM: Final = "/usr/bin/chromium"
 DEFAULT_HLS_JS: Final = REPO / ".cache/npm/node_modules/hls.js/dist/hls.min.js"
+DEFAULT_AXE_CORE: Final = REPO / ".cache/npm/node_modules/axe-core/axe.min.js"
 
 CHROMIUM_FLAGS: Final[tuple[str, ...]] = (
     "--no-sandbox",  # tests run as root in containers, where the sandbox cannot start
@@ -159,6 +160,14 @@ def chromium_path() -> str:
             "or point $CHROMIUM at a Chromium or Chrome binary",
         )
     return found
+
+
+def axe_core_path() -> Path:
+    """``$AXE_CORE`` or the project's axe-core; fails with 'run make install' when missing."""
+    path = Path(os.environ.get("AXE_CORE") or DEFAULT_AXE_CORE)
+    if not path.is_file():
+        _missing(f"axe-core ({path})", "run make install (or point $AXE_CORE at axe.min.js)")
+    return path
 
 
 def hls_js_path() -> Path:

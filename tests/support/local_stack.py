@@ -213,6 +213,16 @@ def put_segments(
     return keys
 
 
+def indexed(stack: RunningStack, device: str, count: int, timeout: float = 60) -> None:
+    """Wait until the API counts ``count`` segments of ``device``."""
+
+    def segments() -> int:
+        status, body = stack.get(f"/devices/{device}")
+        return sum(k["segments"] for k in body["kinds"].values()) if status == 200 else 0
+
+    poll(segments, lambda found: found == count, f"{device} indexed", timeout)
+
+
 def listed(stack: RunningStack, device: str, start: datetime, end: datetime) -> set[str]:
     status, body = stack.get(f"/devices/{device}/segments", **{"from": iso(start), "to": iso(end)})
     assert status == 200, body

@@ -403,7 +403,9 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
         1,
         ["delivery", "van"],
     )
-    assert parse(stored["target"]["from"]) == paused.replace(microsecond=0)  # the form's seconds
+    # (the moment itself, milliseconds included: the form keeps the instant it was given)
+    assert parse(stored["target"]["from"]) == paused
+    assert parse(stored["target"]["to"]) == paused + timedelta(seconds=10)
 
     # Given a second person on a phone, with a token, opening the same moment by deep link
     bob: BrowserContext = browser.new_context(

@@ -91,6 +91,7 @@ class ReadModelStore(DynamoTable):
         observed: bool = False,
         container: str | None = None,
         init_end: int | None = None,
+        decode_start_ms: int | None = None,
     ) -> None:
         """Move one key from ``old`` (as read or assumed) to ``new``: one conditional put.
 
@@ -115,6 +116,7 @@ class ReadModelStore(DynamoTable):
             expires_at=None if new.present else int(self._clock()) + self._tombstone_seconds,
             container=container if new.present else None,
             init_end=init_end if new.present else None,
+            decode_start_ms=decode_start_ms if new.present else None,
         )
         put: dict[str, Any] = {
             "TableName": self.table,

@@ -34,10 +34,12 @@ class SegmentRecord(BaseModel):
     expires_at: int | None = None
     #: Media facts of a present video object (docs/playback.md), derived from its first
     #: bytes at ingest: its container (``mpegts``, ``fmp4``, ``mp4-progressive``,
-    #: ``unknown``) and, for fragmented MP4, where its init ends. None for other kinds
-    #: and for items written before the facts existed.
+    #: ``unknown``) and, for fragmented MP4, where its init ends and the decode time (ms)
+    #: of its first fragment. None for other kinds and for items written before the facts
+    #: existed.
     container: str | None = None
     init_end: int | None = None
+    decode_start_ms: int | None = None
 
     @property
     def state(self) -> ObjectState:

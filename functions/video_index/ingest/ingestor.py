@@ -178,12 +178,16 @@ class Ingestor:
         """The transition, with the media facts of a present video object."""
         container: str | None = None
         init_end: int | None = None
+        decode_start_ms: int | None = None
         if new.present and current is not None and current.state == new and current.container:
-            container, init_end = current.container, current.init_end  # same bytes: same facts
+            # same bytes: same facts
+            container, init_end = current.container, current.init_end
+            decode_start_ms = current.decode_start_ms
         else:
             facts = self.media.facts(segment, new, version_id)
             container = str(facts.container) if facts else None
             init_end = facts.init_end if facts else None
+            decode_start_ms = facts.decode_start_ms if facts else None
         self._store.write_transition(
             generation,
             segment,
@@ -193,6 +197,7 @@ class Ingestor:
             observed=observed,
             container=container,
             init_end=init_end,
+            decode_start_ms=decode_start_ms,
         )
         if not new.present and segment.kind == "video" and segment.ext == "mp4":
             # A rendition is derived from its source: it goes when the source goes.

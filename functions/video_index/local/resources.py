@@ -1,7 +1,7 @@
 """The local stack's AWS resources, made like the CDK stack makes them (docs/local.md).
 
 Queues with their dead-letter queues and redrive policies, the segment bucket
-with its S3 → SQS notifications on ``v1/`` and CORS for loopback pages, and the
+with its S3 → SQS notifications on ``v1/`` and CORS for presigned reads, and the
 tables (:func:`video_index.core.table_schema.create_tables`). The settings come
 from the same modules the stack reads (``core.queue_settings``, ``core.contract``).
 """
@@ -21,8 +21,10 @@ from video_index.core.queue_settings import (
 _DAY_SECONDS: Final = 24 * 60 * 60
 #: Id of the bucket's notification configuration (as the CDK stack's handler names it).
 NOTIFICATION_ID: Final = "video-index-notifications"
-#: Pages on any loopback port may play the local stack's video (docs/local.md).
-LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*")
+#: Pages on any origin may read what a presigned URL points at, as the deployed bucket's
+#: rule says (docs/playback.md): the signature is the credential, and a page on another
+#: origin arrives from the API's media redirect with `Origin: null`.
+PRESIGNED_READ_ORIGINS: Final = ("*",)
 
 
 def create_queue(
@@ -80,9 +82,9 @@ def create_bucket(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
         CORSConfiguration={
             "CORSRules": [
                 {
-                    "AllowedOrigins": list(LOOPBACK_ORIGINS),
+                    "AllowedOrigins": list(PRESIGNED_READ_ORIGINS),
                     "AllowedMethods": ["GET", "HEAD"],
-                    "AllowedHeaders": ["Range", "Authorization"],
+                    "AllowedHeaders": ["Range"],
                     "ExposeHeaders": ["Content-Length", "Content-Range", "ETag"],
                     "MaxAgeSeconds": 3600,
                 }

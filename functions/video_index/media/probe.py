@@ -79,6 +79,17 @@ class MediaFacts:
     #: fMP4 only: bytes [0, init_end) are the init segment (ftyp + moov and any box before
     #: the first top-level moof); the media is [init_end, size). None otherwise.
     init_end: int | None = None
+    #: fMP4 only: the decode time of its first fragment in ms (``tfdt`` over its track's
+    #: ``mdhd`` timescale), when the probe window holds the first moof; None otherwise.
+    #: A camera's files whose decode times restart (0 in every file) lose a fragment each
+    #: in FFmpeg's HLS demuxer, so those are played through renditions (docs/playback.md).
+    decode_start_ms: int | None = None
+
+    def restarts(self, start_ms: int) -> bool:
+        """Whether this fMP4's decode times are known not to run on the wall clock from
+        ``start_ms`` (the file's start, within a second) as every fMP4 the product writes
+        does — a camera's own files typically restart at 0. Unknown is False."""
+        return self.decode_start_ms is not None and abs(self.decode_start_ms - start_ms) >= 1000
 
 
 UNKNOWN: Final = MediaFacts(Container.UNKNOWN)
@@ -196,7 +207,9 @@ def _bmff(head: bytes, size: int) -> _Finding:
                     f"a fragment (moof at offset {offset}) with no moov before it: "
                     "nothing initialises a decoder",
                 )
-            return _Finding(MediaFacts(Container.FMP4, init_end=offset))
+            # (only the window's bytes: more bytes never change the answer)
+            decode_start = _decode_start_ms(head[:PROBE_BYTES], moov, step)
+            return _Finding(MediaFacts(Container.FMP4, offset, decode_start))
         if step.type == b"mdat":
             return _Finding(MediaFacts(Container.MP4_PROGRESSIVE))
         if step.type == b"moov" and moov is None:
@@ -237,6 +250,58 @@ def _has_child(head: bytes, parent: _Box, kind: bytes) -> bool:
             return True
         offset = step.end
     return False
+
+
+def _children(head: bytes, parent: _Box) -> list[_Box]:
+    """The well-formed child boxes of ``parent`` that lie wholly inside ``head``."""
+    found: list[_Box] = []
+    offset = parent.offset + parent.header
+    for _ in range(MAX_BOXES):
+        step = _box_at(head, offset, min(parent.end, len(head)))
+        if isinstance(step, _Halt) or step.end > len(head):
+            break
+        found.append(step)
+        offset = step.end
+    return found
+
+
+def _child(head: bytes, parent: _Box, kind: bytes) -> _Box | None:
+    return next((box for box in _children(head, parent) if box.type == kind), None)
+
+
+def _full_box_field(head: bytes, box: _Box, v0: tuple[int, int], v1: tuple[int, int]) -> int:
+    """A field of a full box (version + flags first) at (offset, size) after the version
+    and flags, by version; raises struct.error / IndexError when it is not there."""
+    at = box.offset + box.header
+    offset, size = v1 if head[at] == 1 else v0
+    start = at + 4 + offset
+    if start + size > box.end:
+        raise IndexError(f"{box.type!r} is too short")
+    return int.from_bytes(head[start : start + size], "big")
+
+
+def _decode_start_ms(head: bytes, moov: _Box, moof: _Box) -> int | None:
+    """The first fragment's decode time in ms: its first ``traf``'s ``tfdt`` over the
+    ``mdhd`` timescale of the ``trak`` whose ``tkhd`` names the same track. None when the
+    boxes are not all inside ``head`` or are malformed (the file is still fMP4)."""
+    try:
+        traf = _child(head, moof, b"traf")
+        tfhd = traf and _child(head, traf, b"tfhd")
+        tfdt = traf and _child(head, traf, b"tfdt")
+        if not (tfhd and tfdt):
+            return None
+        track = _full_box_field(head, tfhd, (0, 4), (0, 4))
+        decode_time = _full_box_field(head, tfdt, (0, 4), (0, 8))
+        for trak in (b for b in _children(head, moov) if b.type == b"trak"):
+            tkhd = _child(head, trak, b"tkhd")
+            mdia = _child(head, trak, b"mdia")
+            mdhd = mdia and _child(head, mdia, b"mdhd")
+            if tkhd and mdhd and _full_box_field(head, tkhd, (8, 4), (16, 4)) == track:
+                timescale = _full_box_field(head, mdhd, (8, 4), (16, 4))
+                return decode_time * 1000 // timescale if timescale else None
+    except (IndexError, struct.error):
+        return None
+    return None
 
 
 def _box_at(head: bytes, offset: int, end: int) -> _Box | _Halt:

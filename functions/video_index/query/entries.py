@@ -31,6 +31,7 @@ class Entry:
     #: from a fresh listing, or an item written before the facts existed).
     container: str | None = None
     init_end: int | None = None
+    decode_start_ms: int | None = None
 
     @property
     def ext(self) -> str:
@@ -40,7 +41,7 @@ class Entry:
     def facts(self) -> MediaFacts | None:
         if self.container is None:
             return None
-        return MediaFacts(Container(self.container), self.init_end)
+        return MediaFacts(Container(self.container), self.init_end, self.decode_start_ms)
 
     @property
     def playable(self) -> bool:
@@ -77,7 +78,8 @@ class Entry:
             etag=str(item["etag"]),
             id=str(item["id"]),
             container=item.get("container"),
-            init_end=int(item["init_end"]) if item.get("init_end") is not None else None,
+            init_end=_int_or_none(item.get("init_end")),
+            decode_start_ms=_int_or_none(item.get("decode_start_ms")),
         )
 
     @classmethod
@@ -108,3 +110,7 @@ class KindTotals:
 class Page:
     items: list[Entry]
     next_cursor: str | None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if value is not None else None

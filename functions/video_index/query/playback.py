@@ -3,8 +3,9 @@
 * MPEG-TS: the file itself;
 * fragmented MP4: its init as ``EXT-X-MAP`` (byte range ``0..init_end``), its media
   by byte range;
-* progressive MP4, or an MP4 not probed yet: its fragmented rendition,
-  ``?part=init`` and ``?part=data``;
+* progressive MP4, an MP4 not probed yet, or a fragmented MP4 whose decode times
+  restart (a camera's own, FFmpeg drops a fragment of each): its fragmented rendition,
+  ``?part=init`` and ``?part=data``, whose decode times run on the wall clock;
 * not what its extension says: not listed (it cannot be played).
 
 A map applies to every later file of a playlist, so when a window mixes MPEG-TS
@@ -42,7 +43,12 @@ def _listed(entry: Entry, *, rendered_ts: bool) -> PlaylistSegment:
     facts = entry.facts
     if entry.ext == "ts" and not rendered_ts:
         return PlaylistSegment(entry.start_ms, entry.duration_ms, uri)
-    if facts is not None and facts.container is Container.FMP4 and facts.init_end:
+    if (
+        facts is not None
+        and facts.container is Container.FMP4
+        and facts.init_end
+        and not facts.restarts(entry.start_ms)
+    ):
         return PlaylistSegment(
             entry.start_ms,
             entry.duration_ms,

@@ -6,7 +6,8 @@
 
 import { ApiError, all, devicePath, request } from "./api.js";
 import { h, clear, status } from "./dom.js";
-import { clockTime, dateTime, fromLocalInput, iso, parseIso, toLocalInput } from "./zones.js";
+import { TimeField } from "./form-times.js";
+import { clockTime, dateTime, iso, parseIso } from "./zones.js";
 
 const TAG = /^[a-z0-9-]{1,32}$/;
 const MAX_TAGS = 20;
@@ -34,6 +35,9 @@ export class Annotations {
     this.items = [];
     this.window = null;
     this.editing = null; // {id, etag} while editing, null while adding
+    // The form's times keep the instants they were given (docs/viewer.md)
+    this.from = new TimeField(form.elements.from, form.elements.fromOffset);
+    this.to = new TimeField(form.elements.to, form.elements.toOffset);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.save();
@@ -142,8 +146,8 @@ export class Annotations {
     fields.segment.value = onSegment ? annotation.target.name : segment || "";
     fields.segmentKind.value = onSegment ? annotation.target.kind : "video";
     const start = span ? span[0] : this.context().moment ?? Date.now();
-    fields.from.value = toLocalInput(start, zone);
-    fields.to.value = toLocalInput(span ? span[1] : start + 10_000, zone);
+    this.from.set(start, zone);
+    this.to.set(span ? span[1] : start + 10_000, zone);
     fields.description.value = annotation.description || "";
     fields.status.value = annotation.status || "pending";
     fields.tags.value = (annotation.tags || []).join(", ");
@@ -157,6 +161,8 @@ export class Annotations {
     fields.from.disabled = onSegment;
     fields.to.disabled = onSegment;
     fields.segment.disabled = !onSegment;
+    this.from.refreshChoices();
+    this.to.refreshChoices();
     this.form.querySelector("[data-target=segment]").disabled = !fields.segment.value;
   }
 
@@ -172,16 +178,14 @@ export class Annotations {
 
   /** The form as the API's body; throws with a message naming the field. */
   body() {
-    const { zone } = this.context();
     const fields = this.form.elements;
     let target;
     if (fields.target.value === "segment") {
       if (!fields.segment.value) throw new Error("no segment is playing to annotate");
       target = { kind: fields.segmentKind.value || "video", name: fields.segment.value };
     } else {
-      const from = fromLocalInput(fields.from.value, zone);
-      const to = fromLocalInput(fields.to.value, zone);
-      if (!Number.isFinite(from) || !Number.isFinite(to)) throw new Error("from and to are required");
+      const from = this.from.value("from");
+      const to = this.to.value("to");
       if (to <= from) throw new Error("to must be after from");
       target = { from: iso(from), to: iso(to) };
     }

@@ -42,12 +42,15 @@ export function renderCalendar(table, { days, selected, focus, onOpen, onMove })
         "data-testid": `day-${day.date}`,
         "data-has-video": day.has_video ? "true" : "false",
         "data-video-ms": day.video_ms,
-        "aria-label": label,
+        // the visible text is the name (WCAG 2.5.3: what is seen can be said); the whole
+        // sentence is the description
+        title: label,
         "aria-pressed": day.date === selected ? "true" : "false",
         tabindex: day.date === focusDate ? "0" : "-1",
         onclick: () => onOpen(day.date),
       },
       h("span", { class: "number", text: number }),
+      day.has_video ? " " : null,
       day.has_video ? h("span", { class: "video-time", text: shortDuration(day.video_ms) }) : null),
     ));
   }

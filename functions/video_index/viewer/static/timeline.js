@@ -16,6 +16,7 @@ export class Timeline {
     this.cursorMs = null;
     this.track = h("div", {
       class: "track", tabindex: "0", role: "slider", "aria-label": "Time of day: pick a moment to play",
+      "aria-valuemin": "0", "aria-valuemax": "86400", "aria-valuenow": "0", "aria-valuetext": "no moment chosen",
       "data-testid": "timeline",
     });
     this.cursor = h("div", { class: "cursor", hidden: true });
@@ -106,8 +107,9 @@ export class Timeline {
     this.cursorMs = ms;
     if (!this.day || ms === null || ms < this.day.start || ms >= this.day.end) {
       this.cursor.hidden = true;
-      this.track.removeAttribute("aria-valuenow");
-      this.track.removeAttribute("aria-valuetext");
+      // a slider always has a value (ARIA): the day's start, said as "no moment chosen"
+      this.track.setAttribute("aria-valuenow", "0");
+      this.track.setAttribute("aria-valuetext", "no moment chosen");
       return;
     }
     this.cursor.hidden = false;

@@ -169,14 +169,6 @@ export function toLocalInput(ms, zone) {
   return `${localDate(ms, zone)}T${clockTime(ms, zone)}`;
 }
 
-/** The instant an <input type="datetime-local"> value means in `zone` (NaN if empty). */
-export function fromLocalInput(value, zone) {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(value || "");
-  if (!match) return Number.NaN;
-  const [, y, mo, d, h, mi, s] = match.map((part) => Number(part || 0));
-  return zonedToUtc(zone, y, mo, d, h, mi, s);
-}
-
 export function pad(number) {
   return String(number).padStart(2, "0");
 }
