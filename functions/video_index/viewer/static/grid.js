@@ -16,7 +16,7 @@ const MAX_TILES = 9;
 const BEFORE_MS = 5 * 60_000;
 const AFTER_MS = 55 * 60_000;
 /** Drift (s) above which a tile seeks; below it, the playback rate takes it up. */
-const SEEK_DRIFT_S = 1.0;
+const SEEK_DRIFT_S = 0.3;
 const TICK_MS = 200;
 
 class Tile {
@@ -96,7 +96,7 @@ class Tile {
       this.video.playbackRate = 1;
     } else {
       // Behind: a little faster; ahead: a little slower (at most ±25 %).
-      this.video.playbackRate = Math.min(1.25, Math.max(0.75, 1 - drift));
+      this.video.playbackRate = Math.min(1.25, Math.max(0.75, 1 - 2 * drift));
     }
     if (running && this.video.paused) this.video.play().catch(() => {});
     if (!running && !this.video.paused) this.video.pause();
