@@ -23,6 +23,7 @@ from bench.assets import assets_benchmark  # noqa: E402
 from bench.bulk import bulk_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
 from bench.fleet import fleet_benchmark  # noqa: E402
+from bench.frames import frames_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
 from bench.lag import lag_benchmark  # noqa: E402
 from bench.media import media_benchmark  # noqa: E402
@@ -42,6 +43,7 @@ BENCHMARKS: list[Benchmark] = [
     reconcile_benchmark,
     fleet_benchmark,
     media_benchmark,
+    frames_benchmark,
     assets_benchmark,
     annotations_benchmark,
     deletion_benchmark,

@@ -82,8 +82,8 @@ def test_a_service_the_deployment_lacks_is_none_or_a_configuration_error() -> No
 def test_the_media_function_serves_the_media_path_and_the_api_function_every_other() -> None:
     # Given the paths of the whole API
     every = set(route_methods())
-    # Then the media function serves only the media file route
-    assert media_paths() == ["/devices/{device}/media/{file}"]
+    # Then the media function serves only the routes that decode or remux (PyAV)
+    assert media_paths() == ["/devices/{device}/frame", "/devices/{device}/media/{file}"]
     # And the API function every other one, the document included
     assert set(api_paths()) == every - set(media_paths())
     assert "/openapi.json" in api_paths()

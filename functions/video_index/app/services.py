@@ -29,6 +29,7 @@ from video_index.deletion.service import build_deletion_jobs
 from video_index.holds.service import Holds, build_holds
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports, VideoEntries
+from video_index.media.frames import Frames
 from video_index.media.renditions import Renditions
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
@@ -48,6 +49,8 @@ class ApiServices:
     deletions: DeletionJobs | None = None
     #: Evidence holds (docs/holds.md); None without ``VIDEO_INDEX_HOLDS_TABLE``.
     holds: Holds | None = None
+    #: Pictures of moments (the media function's frame route; here for ``video-index local``).
+    frames: Frames | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -59,6 +62,7 @@ class ApiServices:
                     Queries: queries,
                     Presign: Presign(self.presign),
                     Renditions: self.renditions,
+                    Frames: self.frames,
                     Exports: self.exports,
                     VideoEntries: VideoEntries(
                         lambda device, start_ms, end_ms: queries.window_entries(
@@ -97,6 +101,7 @@ def build_api_services(
         queries=queries,
         presign=lambda key: objects.presign_get(key, settings.presign_seconds),
         renditions=Renditions(objects),
+        frames=Frames(objects),
         exports=Exports(
             objects,
             enqueue=export_queue(settings, clients),
@@ -131,9 +136,10 @@ def export_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:
 
 def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any], object]:
     """What the media function's route needs: the segment bucket's presigned GETs and the
-    renditions made there (no table, no queue)."""
+    renditions and pictures made there (no table, no queue)."""
     objects = ObjectStore(clients.s3, settings.bucket)
     return {
         Presign: Presign(lambda key: objects.presign_get(key, settings.presign_seconds)),
         Renditions: Renditions(objects),
+        Frames: Frames(objects),
     }

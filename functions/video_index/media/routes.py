@@ -7,9 +7,13 @@ key: no lookup, and no way to reach a key outside the device's video prefix. It
 answers 302 to a presigned GET made at that moment (``?part=init|data``: to the
 file's fragmented rendition, made on first use), so playlist URIs never expire.
 
-The file route (:data:`files_router`) is served by the media function, the only one
-with PyAV (it may make a rendition); the export routes (:data:`router`) write and read
-a job, and are served by the API function (docs/architecture.md).
+``GET /devices/{device}/frame?t=…&width=…`` answers the JPEG of the frame at (or just
+before) ``t`` in the file covering ``t`` (404 when none does; docs/playback.md, "Frames").
+
+The file and frame routes (:data:`files_router`) are served by the media function, the
+only one with PyAV (it may make a rendition or decode a frame); the export routes
+(:data:`router`) write and read a job, and are served by the API function
+(docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from video_index.media.exports import (
     ExportState,
     VideoEntries,
 )
+from video_index.media.frames import MAX_WIDTH, MIN_WIDTH, Frames
 from video_index.media.renditions import Renditions
 
 #: A video key's file name (the key grammar itself is checked by ``parse_key``).
@@ -123,6 +128,38 @@ def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
         status_code=302,
         headers={"Location": service(Presign)(key), "Cache-Control": "no-store"},
         body="",
+    )
+
+
+#: How long a browser may keep a picture: a moment of a key's file never changes.
+FRAME_CACHE_CONTROL: Final = "private, max-age=31536000, immutable"
+Width = Annotated[int, Query(ge=MIN_WIDTH, le=MAX_WIDTH)]
+
+
+@files_router.get(
+    "/devices/<device>/frame",
+    responses=responses(
+        404,
+        ok={
+            "description": "The JPEG of the frame at or just before t, in the file covering t",
+            "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}},
+            "headers": {"X-Frame-Time": {"schema": {"type": "string"}}},
+        },
+    ),
+)
+def get_frame(device: Device, t: params.Time = None, width: Width = 320):  # type: ignore[no-untyped-def]
+    # No return annotation: with one, Powertools would serialize the JPEG as JSON text.
+    device = params.device(device)
+    picture = service(Frames).picture(device, params.instant(t, "t"), width)
+    return Response(
+        status_code=200,
+        content_type="image/jpeg",
+        headers={
+            "Cache-Control": FRAME_CACHE_CONTROL,
+            "X-Frame-Time": iso_ms(picture.frame_ms),
+            "X-Content-Type-Options": "nosniff",
+        },
+        body=picture.jpeg,
     )
 
 

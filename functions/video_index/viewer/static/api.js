@@ -4,7 +4,8 @@
 import { localUser, token } from "./auth.js";
 
 /** The API's base: the folder the page is served from (`/viewer` → `/`). */
-export const API_BASE = new URL("./", document.baseURI);
+// A page below /viewer/ (grid.html) names the API's base in <meta name="api-base">.
+export const API_BASE = new URL(document.querySelector("meta[name=api-base]")?.content || "./", document.baseURI);
 
 export class ApiError extends Error {
   constructor(status, body, headers) {
