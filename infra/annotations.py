@@ -16,15 +16,12 @@ Only the API function gets access to it (``infra/api.py``).
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from infra.read_model import BILLING_MODES, key_attribute
+from infra.read_model import primary_data_table
 from infra.settings import StackSettings
 from video_index.core.table_schema import (
-    PARTITION_KEY,
-    SORT_KEY,
     annotations_table_definition,
 )
 
@@ -44,17 +41,5 @@ class AnnotationsTable(Construct):
             return
         self.owned = True
         definition = annotations_table_definition("unused")
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=key_attribute(definition, PARTITION_KEY),
-            sort_key=key_attribute(definition, SORT_KEY),
-            billing_mode=BILLING_MODES[definition["BillingMode"]],
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            deletion_protection=True,
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            # Primary data: never deleted with the stack (SPEC §1, docs/annotations.md).
-            removal_policy=RemovalPolicy.RETAIN,
-        )
+        # Primary data: never deleted with the stack.
+        self.table = primary_data_table(self, definition)

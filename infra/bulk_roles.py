@@ -14,32 +14,12 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.nag import logical_id
+
+# The same Step Functions plumbing the reconcile machines have (execution logs, X-Ray,
+# the map's result writer); no resource-level permissions exist for the first two.
+from infra.ops.state_machines import LOG_DELIVERY_ACTIONS, RESULT_WRITER_ACTIONS, XRAY_ACTIONS
 from video_index.bulk.names import RESULTS_FOLDER
 from video_index.core.contract import INDEXED_PREFIX
-
-#: The same Step Functions plumbing the reconcile machines have (execution logs, X-Ray,
-#: the map's result writer); no resource-level permissions exist for the first two.
-LOG_DELIVERY_ACTIONS: Final = [
-    "logs:CreateLogDelivery",
-    "logs:DeleteLogDelivery",
-    "logs:DescribeLogGroups",
-    "logs:DescribeResourcePolicies",
-    "logs:GetLogDelivery",
-    "logs:ListLogDeliveries",
-    "logs:PutResourcePolicy",
-    "logs:UpdateLogDelivery",
-]
-XRAY_ACTIONS: Final = [
-    "xray:GetSamplingRules",
-    "xray:GetSamplingTargets",
-    "xray:PutTelemetryRecords",
-    "xray:PutTraceSegments",
-]
-RESULT_WRITER_ACTIONS: Final = [
-    "s3:AbortMultipartUpload",
-    "s3:ListMultipartUploadParts",
-    "s3:PutObject",
-]
 
 
 def machine_role(

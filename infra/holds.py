@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -29,7 +28,7 @@ from constructs import Construct
 
 from infra.nag import segment_objects_acknowledgment
 from infra.python_function import python_function
-from infra.read_model import BILLING_MODES, key_attribute
+from infra.read_model import primary_data_table
 from infra.settings import StackSettings
 from video_index.core.contract import (
     ENV_BUCKET,
@@ -39,7 +38,7 @@ from video_index.core.contract import (
     RETENTION_HANDLER,
     RETENTION_SERVICE_NAME,
 )
-from video_index.core.table_schema import PARTITION_KEY, SORT_KEY, holds_table_definition
+from video_index.core.table_schema import holds_table_definition
 
 #: The API creates (a transaction of two puts), reads (GetItem, Query) and releases holds.
 API_TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
@@ -59,20 +58,8 @@ class Holds(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         definition = holds_table_definition("unused")
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=key_attribute(definition, PARTITION_KEY),
-            sort_key=key_attribute(definition, SORT_KEY),
-            billing_mode=BILLING_MODES[definition["BillingMode"]],
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            deletion_protection=True,
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            # Primary data: never deleted with the stack (docs/holds.md).
-            removal_policy=RemovalPolicy.RETAIN,
-        )
+        # Primary data: never deleted with the stack.
+        self.table = primary_data_table(self, definition)
         job = python_function(
             self,
             settings=settings,

@@ -44,6 +44,24 @@ def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[types[name]])
 
 
+def primary_data_table(scope: Construct, definition: dict[str, Any]) -> dynamodb.Table:
+    """A table of primary data (annotations, holds) as ``definition`` describes it: point-
+    in-time recovery, deletion protection, retained when the stack goes (SPEC §1)."""
+    return dynamodb.Table(
+        scope,
+        "Table",
+        partition_key=key_attribute(definition, PARTITION_KEY),
+        sort_key=key_attribute(definition, SORT_KEY),
+        billing_mode=BILLING_MODES[definition["BillingMode"]],
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        deletion_protection=True,
+        encryption=dynamodb.TableEncryption.AWS_MANAGED,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+
+
 class ReadModelTable(Construct):
     """On-demand table keyed ``pk``/``sk`` with TTL for tombstones, PITR and AWS-managed SSE.
 
