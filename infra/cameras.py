@@ -36,12 +36,11 @@ from video_index.core.camera_policy import (
     camera_key_patterns,
     no_overwrite_condition,
 )
+from video_index.core.contract import OUTPUT_CAMERA_IOT_POLICY, OUTPUT_CAMERA_ROLE_ALIAS
 
 #: The service principal of AWS IoT's credentials provider.
 CREDENTIALS_PROVIDER: Final = "credentials.iot.amazonaws.com"
 #: Stack outputs `video-index camera add --stack` reads.
-OUTPUT_CAMERA_ROLE_ALIAS: Final = "CameraRoleAlias"
-OUTPUT_CAMERA_IOT_POLICY: Final = "CameraIotPolicy"
 #: How cdk-nag prints the policy variable in a finding's id.
 NAG_THING_NAME: Final = "<credentials-iot:ThingName>"
 

@@ -42,11 +42,14 @@ JWT_CONTEXT: Mapping[str, str] = {
 DOCUMENTED_PATHS = [
     "/devices",
     "/devices/{device}",
+    "/devices/{device}/activity",
     "/devices/{device}/annotations",
     "/devices/{device}/annotations/{annotation_id}",
     "/devices/{device}/annotations/{annotation_id}/history",
     "/devices/{device}/calendar",
     "/devices/{device}/exports",
+    "/devices/{device}/frame",
+    "/devices/{device}/holds",
     "/devices/{device}/media/{file}",
     "/devices/{device}/overlays",
     "/devices/{device}/playlist.m3u8",
@@ -55,13 +58,14 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/segments/{kind}/{name}",
     "/deletions/{deletion_id}",
     "/exports/{export_id}",
+    "/holds/{hold_id}",
     "/openapi.json",
 ]
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
 #: GET only and without an authorizer (a browser cannot attach a token to a navigation).
 VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
-#: The one path that needs PyAV: the media function's (docs/architecture.md).
-MEDIA_PATH = "/devices/{device}/media/{file}"
+#: The paths that need PyAV: the media function's (docs/architecture.md).
+MEDIA_PATHS = ("/devices/{device}/media/{file}", "/devices/{device}/frame")
 #: Every method but OPTIONS: a CORS preflight is answered by API Gateway itself, unsigned;
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
@@ -158,10 +162,10 @@ def test_api_has_exactly_the_documented_routes_each_to_its_function(synth: Synth
     }
     media_arn = synth.arn(synth.video_index.media.function)
     assert {key for key, arn in function_of.items() if arn == media_arn} == {
-        f"{method} {MEDIA_PATH}" for method in ROUTED_METHODS
+        f"{method} {path}" for path in MEDIA_PATHS for method in ROUTED_METHODS
     }
     assert {key for key, arn in function_of.items() if arn == synth.arn(api.function)} == {
-        key for key in ROUTE_KEYS if key.split(" ", 1)[1] != MEDIA_PATH
+        key for key in ROUTE_KEYS if key.split(" ", 1)[1] not in MEDIA_PATHS
     }
     assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == 2
 
@@ -427,6 +431,9 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_MAX_EXPORT_BYTES": str(2 * 1024**3),
         "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(stack.deletion.table),
         "VIDEO_INDEX_DELETION_QUEUE_URL": synth.ref(stack.deletion.queue),
+        "VIDEO_INDEX_HOLDS_TABLE": synth.ref(stack.holds.table),
+        "VIDEO_INDEX_RETENTION_DAYS": '{"video": 30, "sensor": 90, "analysis": 90}',
+        "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -521,7 +528,10 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert deletions["Resource"] == synth.arn(stack.deletion.table)
     assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
     assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
-    assert len(statements) == 11
+    # And holds (docs/holds.md): created (a transaction of two puts), read and released
+    assert by_sid["Holds"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+    assert by_sid["Holds"]["Resource"] == synth.arn(stack.holds.table)
+    assert len(statements) == 12
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests (never of the read
     # model or of an object)

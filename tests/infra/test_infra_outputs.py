@@ -31,6 +31,9 @@ def test_the_stack_outputs_everything_ops_tools_need_under_the_contracts_keys(
         contract.OUTPUT_AGGREGATE_FUNCTION,
         OUTPUT_BULK_DELETE_STATE_MACHINE,
         contract.OUTPUT_AGGREGATION_DLQ_URL,
+        contract.OUTPUT_HOLDS_TABLE,
+        contract.OUTPUT_CAMERA_ROLE_ALIAS,
+        contract.OUTPUT_CAMERA_IOT_POLICY,
     }
     # And each points at the resource ops tools use
     values = {key: output["Value"] for key, output in outputs.items()}

@@ -16,6 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
+from video_index.api import context
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
@@ -133,20 +134,25 @@ def test_the_most_files_at_their_longest_lines_fit_a_lambda_response() -> None:
     assert size <= LAMBDA_RESPONSE_BYTES, size
 
 
-class _Untouchable:
-    """Services that fail the test on any use: a refusal must come before any read."""
+class _Untouchable(dict[type[Any], object]):
+    """A service registry that fails the test on any lookup: a refusal must come before
+    any read (read model, S3, queue)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.used: list[str] = []
 
-    def __getattr__(self, name: str) -> Any:
-        self.used.append(name)
-        raise AssertionError(f"services.{name} was used")
+    def get(self, kind: type[Any], default: object = None) -> object:  # type: ignore[override]
+        self.used.append(kind.__name__)
+        raise AssertionError(f"services.{kind.__name__} was used")
+
+    def __getitem__(self, kind: type[Any]) -> object:
+        return self.get(kind)
 
 
 def export(hours: float) -> tuple[dict[str, Any], _Untouchable]:
     services = _Untouchable()
-    configure(lambda: services)  # type: ignore[arg-type, return-value]
+    context.configure(lambda: services)
     event = ev.http_request(f"/devices/{DEVICE}/exports", method="POST")
     event["headers"]["content-type"] = "application/json"
     end = DAY + timedelta(hours=hours)
@@ -167,5 +173,5 @@ def test_an_export_over_6_hours_is_refused_before_anything_is_read() -> None:
 
 def test_a_6_hour_export_goes_on_to_read_its_window() -> None:
     # The double above would have caught a read: a legal window does reach the services
-    with pytest.raises(AssertionError, match=r"services\.queries was used"):
+    with pytest.raises(AssertionError, match=r"services\.VideoEntries was used"):
         export(6)

@@ -18,9 +18,11 @@ import pytest
 
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
+from video_index.annotations.service import Annotations
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
+from video_index.query.queries import Queries
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
 from worlds import events as ev
 
@@ -58,10 +60,10 @@ def heaviest(n: int) -> Annotation:
     )
 
 
-class HeavyAnnotations:
+class HeavyAnnotations(Annotations):
     """Every entry is joined with ``count`` of the heaviest annotations."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int) -> None:  # no table: only the join is asked for
         self.notes = [heaviest(n) for n in range(count)]
 
     def for_entries(self, device: str, entries: list[Any]) -> dict[str, list[Annotation]]:
@@ -143,8 +145,8 @@ def test_the_most_ranges_fit_and_one_more_is_refused(monkeypatch: pytest.MonkeyP
     start = int(DAY.timestamp() * 1000)
     spans = [(start + i * 60_000, start + i * 60_000 + 1_000) for i in range(MAX_RANGES + 1)]
 
-    class Ranges:
-        def __init__(self, count: int) -> None:
+    class Ranges(Queries):
+        def __init__(self, count: int) -> None:  # no store: only ranges are asked for
             self.count = count
 
         def ranges(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:

@@ -27,10 +27,11 @@ from rich.text import Text
 
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNAVAILABLE
 from video_index.cli.targets import ENV_STACK
+from video_index.core.contract import OUTPUT_CAMERA_IOT_POLICY, OUTPUT_CAMERA_ROLE_ALIAS
 
 #: Stack outputs of infra/cameras.py.
-OUTPUT_ROLE_ALIAS: Final = "CameraRoleAlias"
-OUTPUT_IOT_POLICY: Final = "CameraIotPolicy"
+OUTPUT_ROLE_ALIAS: Final = OUTPUT_CAMERA_ROLE_ALIAS
+OUTPUT_IOT_POLICY: Final = OUTPUT_CAMERA_IOT_POLICY
 
 
 @dataclass(frozen=True)

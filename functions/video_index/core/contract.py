@@ -173,6 +173,9 @@ OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
 OUTPUT_HOLDS_TABLE: Final = "HoldsTableName"
+#: Camera identities (docs/cameras.md): the IoT role alias and policy `camera add` uses.
+OUTPUT_CAMERA_ROLE_ALIAS: Final = "CameraRoleAlias"
+OUTPUT_CAMERA_IOT_POLICY: Final = "CameraIotPolicy"
 OUTPUT_REPLICA_BUCKET: Final = "ReplicaBucketName"
 #: The stream consumer (docs/operations.md, "Aggregation"): its function, and the queue
 #: where batches that kept failing are described (shard and sequence numbers).
