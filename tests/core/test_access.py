@@ -73,7 +73,7 @@ def test_cognito_groups_as_api_gateway_flattens_them_give_the_highest_role() -> 
     caller = caller_from_event(
         jwt(sub="u1", **{"cognito:groups": "[viewer operator]"}), DEFAULT_POLICY
     )
-    assert caller == Caller("jwt:u1", Role.OPERATOR, DeviceScope())
+    assert caller == Caller("u1", Role.OPERATOR, DeviceScope())
     assert caller.sees("any-camera")
 
 

@@ -256,8 +256,8 @@ def claim_values(value: object) -> list[str]:
             parsed = json.loads(text)
         except ValueError:
             parsed = None
-        if isinstance(parsed, list):
-            return claim_values(parsed)
+        if isinstance(parsed, list) and all(isinstance(item, str) for item in parsed):
+            return claim_values(parsed)  # a JSON list of strings; ``[0e0]`` is not one
         text = inner
     return [part for part in _SEPARATORS.split(text) if part]
 
@@ -295,7 +295,7 @@ def _jwt_caller(claims: Mapping[str, Any], policy: AccessPolicy) -> Caller:
     role = _highest(policy.role_values[v] for v in values if v in policy.role_values)
     scoped = policy.scope_claim in claims
     scope = policy.scope_of(claim_values(claims[policy.scope_claim])) if scoped else EVERY_DEVICE
-    return Caller(f"jwt:{sub.strip()}"[:MAX_PRINCIPAL_LENGTH], role, scope)
+    return Caller(sub.strip()[:MAX_PRINCIPAL_LENGTH], role, scope)
 
 
 def _stand_in_caller(context: Mapping[str, Any], policy: AccessPolicy) -> Caller:

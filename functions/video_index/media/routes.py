@@ -17,7 +17,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from video_index.core.errors import BadInput
+from video_index.access.caller import hide_outside_scope
+from video_index.core.access import Role, allow
+from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
 from video_index.core.timeunits import iso_ms
@@ -88,6 +90,7 @@ Part = Annotated[Literal["init", "data"] | None, Query()]
 
 @router.get(
     "/devices/<device>/media/<file>",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         success=302,
         ok={
@@ -113,6 +116,7 @@ def get_media(device: Device, file: File, part: Part = None) -> Response[str]:
 
 @router.post(
     "/devices/<device>/exports",
+    openapi_extensions=allow(Role.OPERATOR),
     responses=responses(413, 415, success=202, ok={"description": "The export job, queued"}),
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
@@ -129,11 +133,14 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     )
 
 
-@router.get("/exports/<export_id>", responses=responses(404))
+@router.get(
+    "/exports/<export_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+)
 def get_export(
     export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],
 ) -> ExportOut:
     svc = services()
     job = svc.exports.get(export_id)
+    hide_outside_scope(job.device, NotFound("export_id", f"no export {export_id}"))
     url = svc.exports.clip_url(export_id, svc.presign) if job.state is ExportState.DONE else None
     return _export_out(job, url)

@@ -31,7 +31,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+from video_index.access import decision as access
 from video_index.annotations import routes as annotation_routes
+from video_index.core.access import Role, allow
 from video_index.core.errors import (
     BadInput,
     ConfigurationError,
@@ -103,6 +105,8 @@ def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
 
 
 app = _Resolver(enable_validation=True)
+# One decision before any route: its declared role, the caller's scope (docs/access.md).
+access.install(app)
 # The handler and the local stack configure the services through the app module.
 configure = context.configure
 
@@ -221,6 +225,7 @@ app.include_router(deletion_routes.router)
 
 @app.get(
     "/openapi.json",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         ok={
             "description": "This document (OpenAPI 3)",

@@ -12,8 +12,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from video_index.access.caller import current_caller
 from video_index.annotations.model import Annotation
 from video_index.annotations.shapes import annotation_out
+from video_index.core.access import Role, allow
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.timeunits import iso_ms
@@ -90,25 +92,30 @@ def _totals_out(device: str, totals: dict[str, KindTotals]) -> DeviceOut:
     )
 
 
-@router.get("/devices", responses=responses())
+@router.get("/devices", openapi_extensions=allow(Role.VIEWER), responses=responses())
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
     queries = services().queries
     names, next_cursor = queries.devices(limit, cursor)
+    # Only the caller's devices: a page may hold fewer than ``limit`` (docs/access.md).
+    caller = current_caller()
+    names = [name for name in names if caller.sees(name)]
     return DevicePage(
         items=[_totals_out(name, queries.device_totals(name)) for name in names],
         next_cursor=next_cursor,
     )
 
 
-@router.get("/devices/<device>", responses=responses())
+@router.get("/devices/<device>", openapi_extensions=allow(Role.VIEWER), responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
     return _totals_out(device, services().queries.device_totals(device))
 
 
-@router.get("/devices/<device>/calendar", responses=responses())
+@router.get(
+    "/devices/<device>/calendar", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC") -> CalendarOut:
     device = params.device(device)
     year, month_number = parse_month(month or "")
@@ -134,7 +141,9 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
     )
 
 
-@router.get("/devices/<device>/ranges", responses=responses())
+@router.get(
+    "/devices/<device>/ranges", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
@@ -147,7 +156,9 @@ def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = Non
     )
 
 
-@router.get("/devices/<device>/segments", responses=responses())
+@router.get(
+    "/devices/<device>/segments", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def list_segments(
     device: str,
     from_: params.FromTime = None,
@@ -171,7 +182,11 @@ def list_segments(
     )
 
 
-@router.get("/devices/<device>/segments/<kind>/<name>", responses=responses(404))
+@router.get(
+    "/devices/<device>/segments/<kind>/<name>",
+    openapi_extensions=allow(Role.VIEWER),
+    responses=responses(404),
+)
 def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> SegmentOut:
     """One segment by its kind and key file name (an entry's ``kind`` and ``name``): one
     GetItem in the serving generation's partition of the device and kind, one HEAD."""
@@ -187,6 +202,7 @@ def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> 
 
 @router.get(
     "/devices/<device>/playlist.m3u8",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         ok={
             "description": "An HLS VOD media playlist (RFC 8216)",
@@ -204,7 +220,9 @@ def get_playlist(
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
 
 
-@router.get("/devices/<device>/overlays", responses=responses())
+@router.get(
+    "/devices/<device>/overlays", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def list_overlays(
     device: str,
     from_: params.FromTime = None,
