@@ -64,9 +64,13 @@ class _Resolver(APIGatewayHttpResolver):
     and fail with a 500 on a bad one)."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        # Who may call the route comes first (docs/access.md), before the body is read.
+        denied = access.refusal(self, event)
+        if denied is not None:
+            return denied
         refusal = _unreadable_body(event)
         if refusal is None:
-            return super().resolve(event, context)
+            return access.finish(super().resolve(event, context))
         return {
             "statusCode": refusal.status_code,
             "headers": {"Content-Type": refusal.content_type},
@@ -105,7 +109,7 @@ def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
 
 
 app = _Resolver(enable_validation=True)
-# One decision before any route: its declared role, the caller's scope (docs/access.md).
+# Refusals raised by routes (erase, quota, others' requests) and the decision's backstop.
 access.install(app)
 # The handler and the local stack configure the services through the app module.
 configure = context.configure
