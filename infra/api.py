@@ -115,14 +115,21 @@ READ_REPAIR_ACTIONS: Final = [
     "dynamodb:UpdateItem",
 ]
 
-#: Access log line (JSON) of the default stage: who asked what, and how it ended.
+#: Access log line (JSON) of the default stage: who asked what, and how it ended. The
+#: caller is the JWT's ``sub`` or the IAM caller's ARN (the principal the API records in
+#: deletion requests, exports and annotations); ``path`` names the device
+#: (docs/access.md has the Logs Insights query "who played camera X between T1 and T2").
 ACCESS_LOG_FORMAT: Final = json.dumps(
     {
         "requestId": "$context.requestId",
         "ip": "$context.identity.sourceIp",
         "requestTime": "$context.requestTime",
+        "requestTimeEpoch": "$context.requestTimeEpoch",
+        "principal": "$context.authorizer.claims.sub",
+        "iamPrincipal": "$context.identity.userArn",
         "httpMethod": "$context.httpMethod",
         "routeKey": "$context.routeKey",
+        "path": "$context.path",
         "status": "$context.status",
         "protocol": "$context.protocol",
         "responseLength": "$context.responseLength",

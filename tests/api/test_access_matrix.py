@@ -7,13 +7,16 @@ and a route added with one is in the matrix without anyone editing this file.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 from typing import Any, Final
 
 import boto3
 import pytest
 
+import video_index
 from tests.support import events as ev
 from tests.support.api_world import ApiWorld, at, make_world
 from video_index.aws.deletions import DeletionTable
@@ -113,8 +116,15 @@ def world(aws: None) -> ApiWorld:
 def request(
     world: ApiWorld, method: str, path: str, device: str, authorizer: dict[str, Any]
 ) -> tuple[int, Any]:
+    status, answer, _ = request_with_headers(world, method, path, device, authorizer)
+    return status, answer
+
+
+def request_with_headers(
+    world: ApiWorld, method: str, path: str, device: str, authorizer: dict[str, Any]
+) -> tuple[int, Any, dict[str, str]]:
     body = BODIES.get((method, path))
-    status, answer, _ = world.call(
+    return world.call(
         method,
         concrete(path, device),
         WINDOW,
@@ -122,7 +132,6 @@ def request(
         headers={"If-Match": '"1"'},
         authorizer=authorizer,
     )
-    return status, answer
 
 
 def test_the_matrix_of_every_route_and_every_role(world: ApiWorld) -> None:
@@ -132,7 +141,7 @@ def test_the_matrix_of_every_route_and_every_role(world: ApiWorld) -> None:
             # Given a caller (none, no role, or one role) of every device
             authorizer = {} if caller == "anonymous" else jwt(caller)
             # When it calls the route
-            status, body = request(world, method, path, IN_SCOPE, authorizer)
+            status, body, headers = request_with_headers(world, method, path, IN_SCOPE, authorizer)
             results[(method, path, str(caller))] = status
             where = f"{method} {path} as {caller}: {status} {body}"
             # Then the rule alone decides whether it runs
@@ -146,6 +155,8 @@ def test_the_matrix_of_every_route_and_every_role(world: ApiWorld) -> None:
             else:
                 assert status not in (401, 403), where
                 assert not (status == 404 and body["error"]["parameter"] == "device"), where
+                # And no answer of an authorized route is kept by a cache (URLs, footage)
+                assert headers.get("Cache-Control") == "no-store", where
     assert len(results) == len(ROUTES) * len(CALLERS)
 
 
@@ -220,3 +231,20 @@ def test_a_token_without_sub_is_refused(world: ApiWorld) -> None:
 def test_public_routes_need_no_caller(world: ApiWorld) -> None:
     public = sorted((m, p) for m, p, rule in ROUTES if rule.label == PUBLIC)
     assert public == [("GET", "/viewer"), ("GET", "/viewer/{file}")]
+
+
+def test_tracing_never_records_an_answer() -> None:
+    # Given every tracer decorator of the package's code
+    root = Path(video_index.__file__).parent
+    decorators = []
+    for source in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for decorator in node.decorator_list:
+                    text = ast.unparse(decorator)
+                    if text.startswith("tracer.capture_"):
+                        decorators.append((source.name, text))
+    # Then there are some, and each one leaves the answer (presigned URLs) out of the trace
+    assert len(decorators) >= 6
+    for name, text in decorators:
+        assert "capture_response=False" in text, (name, text)

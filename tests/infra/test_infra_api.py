@@ -352,6 +352,10 @@ def test_default_stage_throttles_and_writes_json_access_logs(synth: Synth) -> No
         "requestTime": "$context.requestTime",
         "httpMethod": "$context.httpMethod",
         "routeKey": "$context.routeKey",
+        "path": "$context.path",
+        # the caller, as the API records it (docs/access.md)
+        "principal": "$context.authorizer.claims.sub",
+        "iamPrincipal": "$context.identity.userArn",
         "status": "$context.status",
         "protocol": "$context.protocol",
         "responseLength": "$context.responseLength",

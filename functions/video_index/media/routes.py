@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from video_index.access.caller import hide_outside_scope
+from video_index.access.caller import current_caller, hide_outside_scope
 from video_index.core.access import Role, allow
 from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
@@ -56,6 +56,7 @@ class ExportOut(BaseModel):
     updated_at: str
     url: str | None = None
     error: str | None = None
+    created_by: str | None = None
 
 
 def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
@@ -71,6 +72,7 @@ def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
         updated_at=job.updated_at,
         url=url,
         error=job.error,
+        created_by=job.created_by,
     )
 
 
@@ -124,7 +126,7 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     start_ms, end_ms = params.window(request.from_, request.to, params.MAX_WINDOW_MS)
     svc = services()
     entries = list(svc.queries.window_entries(device, "video", start_ms, end_ms))
-    job = svc.exports.create(device, start_ms, end_ms, entries)
+    job = svc.exports.create(device, start_ms, end_ms, entries, current_caller().principal)
     return Response(
         status_code=202,
         content_type="application/json",
