@@ -24,6 +24,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.access import RolePolicies
 from infra.limits import API_AUTH_JWT
 from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
 from infra.python_function import (
@@ -33,6 +34,7 @@ from infra.python_function import (
     segment_read_statements,
 )
 from infra.settings import StackSettings
+from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
     API_HANDLER,
     API_SERVICE_NAME,
@@ -194,6 +196,12 @@ class QueryApi(Construct):
             )
         if settings.viewer_enabled:
             self._viewer_routes(integration)
+        #: With IAM authorization, one managed policy per role (docs/access.md).
+        self.role_policies = (
+            RolePolicies(self, "RolePolicies", http_api=self.http_api)
+            if settings.api_auth != API_AUTH_JWT
+            else None
+        )
         self.stage = self._configure_default_stage(settings)
 
     @property
@@ -307,6 +315,11 @@ class QueryApi(Construct):
                 ENV_EXPORT_QUEUE_URL: export_queue.queue_url,
                 ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
                 **self._viewer_environment(settings),
+                **(
+                    {ENV_ACCESS_POLICY: settings.access_policy}
+                    if settings.access_policy is not None
+                    else {}
+                ),
             },
             statements=statements,
             acknowledgments=acknowledgments,

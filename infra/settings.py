@@ -43,6 +43,7 @@ from infra.limits import (
     VIEWER_OFF,
     VIEWER_ON,
 )
+from video_index.core.access import AccessPolicy
 from video_index.core.keys import KINDS
 from video_index.core.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,
@@ -69,7 +70,8 @@ DEFAULT_STACK_NAME: Final = "VideoIndex"
 _BUCKET_NAME_RE: Final = re.compile(r"^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _EMAIL_RE: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STACK_NAME_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
-_ORIGIN_RE: Final = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
+#: A viewer origin: https only (a page over http would hand its tokens to the network).
+_ORIGIN_RE: Final = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
 _TABLE_NAME_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
 
@@ -152,6 +154,11 @@ class StackSettings:
     #: Origins of the web pages allowed to call the API and play the bucket's video
     #: (CORS), comma-separated, e.g. ``https://viewer.example.com``; none by default.
     viewer_origins: str | None = None
+    #: Who may do what (docs/access.md): the access policy as JSON — the JWT claim naming
+    #: roles (``role_claim``, default ``cognito:groups``), claim values → roles (``roles``),
+    #: the scope claim (``scope_claim``), sites → device patterns (``sites``), IAM ARN
+    #: patterns → roles (``iam_roles``) and ``deletions_per_day``. Unset: the defaults.
+    access_policy: str | None = None
     #: ``on``: the API serves the viewer at ``/viewer`` (docs/viewer.md); needs ``api_auth``
     #: ``jwt`` (a browser cannot sign IAM requests).
     viewer: str = VIEWER_OFF
@@ -342,6 +349,11 @@ class StackSettings:
             if not _ORIGIN_RE.fullmatch(origin):
                 _fail("viewer_origins", f"{origin!r} is not an origin like https://host[:port]")
         self._validate_viewer()
+        if self.access_policy is not None:
+            try:
+                AccessPolicy.from_json(self.access_policy)
+            except ValueError as exc:
+                _fail("access_policy", f"is not a valid access policy: {exc}")
         _check_range("export_retention_days", self.export_retention_days, 1)
         _check_range("export_memory_mb", self.export_memory_mb, 128, 10240)
         _check_range("export_ephemeral_storage_mb", self.export_ephemeral_storage_mb, 512, 10240)
