@@ -285,6 +285,10 @@ def test_api_settings_defaults() -> None:
         ({"presign_seconds": "0"}, "presign_seconds", "between 1 and 3600"),
         ({"fresh_window_seconds": "0"}, "fresh_window_seconds", "between 1 and 86400"),
         ({"api_timeout_seconds": 31}, "api_timeout_seconds", "between 1 and 30"),
+        # only https viewer origins: a page over http would hand its tokens to the network
+        ({"viewer_origins": "http://viewer.example.com"}, "viewer_origins", "https://"),
+        ({"access_policy": '{"roles": {"x": "root"}}'}, "access_policy", "no role 'root'"),
+        ({"access_policy": "not json"}, "access_policy", "not a valid access policy"),
     ],
 )
 def test_bad_api_context_stops_synthesis_with_an_error_naming_the_key(
