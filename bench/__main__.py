@@ -18,6 +18,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
+from bench.access import access_benchmark  # noqa: E402
 from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
@@ -45,6 +46,7 @@ BENCHMARKS: list[Benchmark] = [
     annotations_benchmark,
     deletion_benchmark,
     silence_benchmark,
+    access_benchmark,
 ]
 
 
