@@ -24,9 +24,10 @@ _METHODS = ("get", "put", "post", "delete", "patch")
 
 def role_routes() -> dict[Role, list[tuple[str, str]]]:
     """Each role's routes (method, OpenAPI path), cumulative, public routes left out."""
-    from video_index.query.app import TITLE, app
+    from video_index.api.resolver import TITLE
+    from video_index.app.routes import whole_app
 
-    document = app.get_openapi_schema(title=TITLE, version="1").model_dump(
+    document = whole_app().get_openapi_schema(title=TITLE, version="1").model_dump(
         by_alias=True, exclude_none=True
     )
     rules: list[tuple[str, str, Rule]] = []

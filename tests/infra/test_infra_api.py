@@ -45,6 +45,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/annotations",
     "/devices/{device}/annotations/{annotation_id}",
     "/devices/{device}/annotations/{annotation_id}/history",
+    "/devices/{device}/activity",
     "/devices/{device}/calendar",
     "/devices/{device}/exports",
     "/devices/{device}/media/{file}",
