@@ -27,8 +27,10 @@ def role_routes() -> dict[Role, list[tuple[str, str]]]:
     from video_index.api.resolver import TITLE
     from video_index.app.routes import whole_app
 
-    document = whole_app().get_openapi_schema(title=TITLE, version="1").model_dump(
-        by_alias=True, exclude_none=True
+    document = (
+        whole_app()
+        .get_openapi_schema(title=TITLE, version="1")
+        .model_dump(by_alias=True, exclude_none=True)
     )
     rules: list[tuple[str, str, Rule]] = []
     for path, item in document["paths"].items():
