@@ -18,6 +18,7 @@ from bench.context import BenchContext, BenchmarkFailed, isolate_from_aws
 
 isolate_from_aws()  # before anything builds a boto3 client or a Powertools logger
 
+from bench.access import access_benchmark  # noqa: E402
 from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
 from bench.bulk import bulk_benchmark  # noqa: E402
@@ -49,6 +50,7 @@ BENCHMARKS: list[Benchmark] = [
     deletion_benchmark,
     silence_benchmark,
     bulk_benchmark,
+    access_benchmark,
 ]
 
 

@@ -24,6 +24,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.access import RolePolicies
 from infra.limits import API_AUTH_JWT
 from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
 from infra.python_function import (
@@ -33,6 +34,7 @@ from infra.python_function import (
     segment_read_statements,
 )
 from infra.settings import StackSettings
+from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
     API_HANDLER,
     API_SERVICE_NAME,
@@ -118,14 +120,21 @@ READ_REPAIR_ACTIONS: Final = [
     "dynamodb:UpdateItem",
 ]
 
-#: Access log line (JSON) of the default stage: who asked what, and how it ended.
+#: Access log line (JSON) of the default stage: who asked what, and how it ended. The
+#: caller is the JWT's ``sub`` or the IAM caller's ARN (the principal the API records in
+#: deletion requests, exports and annotations); ``path`` names the device
+#: (docs/access.md has the Logs Insights query "who played camera X between T1 and T2").
 ACCESS_LOG_FORMAT: Final = json.dumps(
     {
         "requestId": "$context.requestId",
         "ip": "$context.identity.sourceIp",
         "requestTime": "$context.requestTime",
+        "requestTimeEpoch": "$context.requestTimeEpoch",
+        "principal": "$context.authorizer.claims.sub",
+        "iamPrincipal": "$context.identity.userArn",
         "httpMethod": "$context.httpMethod",
         "routeKey": "$context.routeKey",
+        "path": "$context.path",
         "status": "$context.status",
         "protocol": "$context.protocol",
         "responseLength": "$context.responseLength",
@@ -190,6 +199,12 @@ class QueryApi(Construct):
             )
         if settings.viewer_enabled:
             self._viewer_routes(integration)
+        #: With IAM authorization, one managed policy per role (docs/access.md).
+        self.role_policies = (
+            RolePolicies(self, "RolePolicies", http_api=self.http_api)
+            if settings.api_auth != API_AUTH_JWT
+            else None
+        )
         self.stage = self._configure_default_stage(settings)
 
     @property
@@ -302,6 +317,11 @@ class QueryApi(Construct):
                 ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
                 ENV_RETENTION_DAYS: json.dumps(settings.retention_days),
                 **self._viewer_environment(settings),
+                **(
+                    {ENV_ACCESS_POLICY: settings.access_policy}
+                    if settings.access_policy is not None
+                    else {}
+                ),
             },
             statements=statements,
             acknowledgments=acknowledgments,

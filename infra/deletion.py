@@ -114,6 +114,9 @@ class DeletionRequests(Construct):
                 point_in_time_recovery_enabled=True
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # Only the per-caller daily quota counters expire (docs/access.md); requests
+            # and windows carry no such attribute and stay.
+            time_to_live_attribute="expires_at",
             # Primary data: what people decided must outlive the stack and a slip of the hand.
             deletion_protection=True,
             removal_policy=RemovalPolicy.RETAIN,

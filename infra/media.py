@@ -21,6 +21,7 @@ from infra.api import ROUTED_METHODS, QueryApi
 from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
 from infra.python_function import derived_media_statement, python_function, segment_read_statements
 from infra.settings import StackSettings
+from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
     ENV_BUCKET,
     ENV_PRESIGN_SECONDS,
@@ -65,6 +66,12 @@ class MediaRoutes(Construct):
             environment={
                 ENV_BUCKET: bucket.bucket_name,
                 ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
+                # Its route is decided like every other (roles, scope): docs/access.md.
+                **(
+                    {ENV_ACCESS_POLICY: settings.access_policy}
+                    if settings.access_policy is not None
+                    else {}
+                ),
             },
             statements=[
                 # Presigned GETs of segments are signed with this role; a rendition

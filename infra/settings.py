@@ -155,6 +155,11 @@ class StackSettings:
     #: Origins of the web pages allowed to call the API and play the bucket's video
     #: (CORS), comma-separated, e.g. ``https://viewer.example.com``; none by default.
     viewer_origins: str | None = None
+    #: Who may do what (docs/access.md): the access policy as JSON — the JWT claim naming
+    #: roles (``role_claim``, default ``cognito:groups``), claim values → roles (``roles``),
+    #: the scope claim (``scope_claim``), sites → device patterns (``sites``), IAM ARN
+    #: patterns → roles (``iam_roles``) and ``deletions_per_day``. Unset: the defaults.
+    access_policy: str | None = None
     #: ``on``: the API serves the viewer at ``/viewer`` (docs/viewer.md); needs ``api_auth``
     #: ``jwt`` (a browser cannot sign IAM requests).
     viewer: str = VIEWER_OFF

@@ -24,6 +24,7 @@ from infra.limits import (
     VIEWER_OFF,
     VIEWER_ON,
 )
+from video_index.core.access import AccessPolicy
 from video_index.core.keys import KINDS
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ REPLICATION_MODES: Final = (REPLICATION_OFF, REPLICATION_ON, REPLICATION_PAUSED)
 _BUCKET_NAME_RE: Final = re.compile(r"^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _EMAIL_RE: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STACK_NAME_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
-_ORIGIN_RE: Final = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
+#: A viewer origin: https only (a page over http would hand its tokens to the network).
+_ORIGIN_RE: Final = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
 _TABLE_NAME_RE: Final = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
 
@@ -125,6 +127,11 @@ def _validate_api(settings: StackSettings) -> None:
         if not _ORIGIN_RE.fullmatch(origin):
             fail("viewer_origins", f"{origin!r} is not an origin like https://host[:port]")
     _validate_viewer(settings)
+    if settings.access_policy is not None:
+        try:
+            AccessPolicy.from_json(settings.access_policy)
+        except ValueError as exc:
+            fail("access_policy", f"is not a valid access policy: {exc}")
     _check_range("export_retention_days", settings.export_retention_days, 1)
     _check_range("export_memory_mb", settings.export_memory_mb, 128, 10240)
     _check_range("export_ephemeral_storage_mb", settings.export_ephemeral_storage_mb, 512, 10240)

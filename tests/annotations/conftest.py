@@ -21,9 +21,11 @@ def world(aws: None, engine: str, request: pytest.FixtureRequest) -> ApiWorld:
     return make_world(client, read_model, annotations_table=annotations)
 
 
-def jwt(sub: str) -> dict[str, Any]:
-    """``requestContext.authorizer`` of a request API Gateway verified with a JWT."""
-    return {"jwt": {"claims": {"sub": sub, "iss": "https://issuer.example.com"}, "scopes": None}}
+def jwt(sub: str, role: str = "admin") -> dict[str, Any]:
+    """``requestContext.authorizer`` of a request API Gateway verified with a JWT, its role in
+    ``cognito:groups`` as API Gateway flattens a list claim (docs/access.md)."""
+    claims = {"sub": sub, "iss": "https://issuer.example.com", "cognito:groups": f"[{role}]"}
+    return {"jwt": {"claims": claims, "scopes": None}}
 
 
 def post(world: ApiWorld, body: dict[str, Any], device: str = DEVICE, **kw: Any) -> Any:

@@ -12,6 +12,10 @@ from worlds.api_world import ApiWorld, address, at, iso, make_world
 MINUTE = 60_000
 
 
+#: The caller of the test event (tests/support/events/apigw_http_v2.json).
+IAM_CALLER = "arn:aws:iam::111122223333:user/viewer"
+
+
 def _range(start: str, end: str, **fields: Any) -> dict[str, Any]:
     return {"target": {"from": start, "to": end}, **fields}
 
@@ -23,7 +27,6 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
     status, created, headers = post(
         world,
         {"target": on(segment), "description": "Fox at the gate 🦊", "tags": ["fox"]},
-        authorizer=jwt("alice"),
     )
     # Then 201 with the annotation, its Location and its ETag (the version)
     assert status == 201, created
@@ -34,7 +37,8 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
     assert created["description"] == "Fox at the gate 🦊"
     assert created["status"] == "pending"
     assert (created["tags"], created["version"]) == (["fox"], 1)
-    assert created["created_by"] == created["updated_by"] == "alice"
+    # (the test event's IAM caller: it changes its own annotation below)
+    assert created["created_by"] == created["updated_by"] == IAM_CALLER
     assert created["created_at"] == created["updated_at"] == iso(world_now())
     assert (created["start"], created["end"]) == (iso(at(29, 10)), iso(at(29, 10, 0, 10)))
     assert created["segment_key"] == segment.key and created["segment_present"] is True
@@ -53,7 +57,7 @@ def test_create_read_replace_delete_with_etags(world: ApiWorld) -> None:
     assert headers["ETag"] == '"2"'
     assert replaced["target"] == {"from": iso(at(29, 9)), "to": iso(at(29, 11))}
     assert (replaced["description"], replaced["tags"], replaced["status"]) == ("", [], "approved")
-    assert replaced["created_by"] == "alice" and replaced["version"] == 2
+    assert replaced["created_by"] == IAM_CALLER and replaced["version"] == 2
     assert replaced["segment_key"] is None and replaced["segment_present"] is None
     # When it is deleted with the current ETag
     status, body, _ = delete(world, aid, '"2"')
@@ -145,13 +149,15 @@ def test_who_comes_from_the_authorizer_and_never_from_a_header(world: ApiWorld) 
     cases = [
         (jwt("user-42"), "user-42"),
         (iam, "arn:aws:sts::111122223333:assumed-role/Editor/dana"),
-        ({}, "anonymous"),
     ]
     for authorizer, expected in cases:
         # Given a request that also claims another user in X-User
         _, created, _ = post(world, body, headers={"X-User": "mallory"}, authorizer=authorizer)
         # Then the authorizer's identity is recorded, X-User is ignored
         assert created["created_by"] == expected, authorizer
+    # And without an authorizer's identity X-User is no identity at all: 401
+    status, refused, _ = post(world, body, headers={"X-User": "mallory"}, authorizer={})
+    assert status == 401 and "sign in" in refused["error"]["message"]
 
 
 def test_window_lists_in_start_order_with_filters_and_pages(world: ApiWorld) -> None:

@@ -14,6 +14,7 @@ from video_index.api.context import optional_service, service
 from video_index.api.errors import responses
 from video_index.api.resolver import create_app
 from video_index.app.routes import api_paths, media_app, media_paths, route_methods
+from video_index.core.access import public
 from video_index.core.errors import BadInput, ConfigurationError
 from worlds import events as ev
 
@@ -34,13 +35,19 @@ class _Greeting:
 def _router() -> Router:
     router = Router()  # type: ignore[no-untyped-call]
 
-    @router.get("/open", responses=responses())
+    @router.get("/open", responses=responses(), openapi_extensions=public())
     def get_open() -> dict[str, str]:
         return {"said": service(_Greeting).text}
 
-    @router.get("/guarded", responses=responses(), openapi_extensions={"x-role": "admin"})
+    @router.get(
+        "/guarded", responses=responses(), openapi_extensions={**public(), "x-role": "admin"}
+    )
     def get_guarded() -> dict[str, str]:
         return {"said": "secret"}
+
+    @router.get("/undeclared", responses=responses())
+    def get_undeclared() -> dict[str, str]:
+        return {"said": "never"}
 
     return router
 
@@ -68,6 +75,16 @@ def test_a_check_runs_before_every_route_and_refuses_with_a_product_error() -> N
     status, body = _call(app, "/guarded")
     assert (status, body["error"]["parameter"]) == (400, "role")
     assert seen == ["/open", "/guarded"]
+
+
+def test_a_route_without_an_access_rule_is_refused_in_any_app() -> None:
+    # Given an app of routers the product did not write, one route declaring no rule
+    app = create_app([_router()])
+    context.configure(lambda: {_Greeting: _Greeting("hello")})
+    # When it is called
+    status, body = _call(app, "/undeclared")
+    # Then the decision every app runs refuses it (fails closed, docs/access.md)
+    assert status == 403 and "declares no access rule" in body["error"]["message"]
 
 
 def test_a_service_the_deployment_lacks_is_none_or_a_configuration_error() -> None:

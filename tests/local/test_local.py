@@ -500,6 +500,17 @@ def test_http_requests_become_api_gateway_v2_events() -> None:
         method="GET", target="/", headers=[("X-User", "alice")], body=b"", source_ip="127.0.0.1"
     )
     assert named["requestContext"]["authorizer"] == {"lambda": {"principal": "alice"}}
+    # And X-Roles / X-Devices narrow the stand-in's caller (docs/access.md)
+    scoped = build_event(
+        method="GET",
+        target="/",
+        headers=[("X-User", "vic"), ("X-Roles", "viewer"), ("X-Devices", "cam-1, site:north")],
+        body=b"",
+        source_ip="127.0.0.1",
+    )
+    assert scoped["requestContext"]["authorizer"] == {
+        "lambda": {"principal": "vic", "roles": ["viewer"], "devices": ["cam-1", "site:north"]}
+    }
 
     binary = build_event(
         method="PUT", target="/x", headers=[], body=b"\xff\x00", source_ip="127.0.0.1"

@@ -74,7 +74,7 @@ def test_a_device_without_data_is_an_empty_answer(world: ApiWorld) -> None:
     assert world.get("/devices/cam-404") == (
         200,
         {"device": "cam-404", "kinds": {}, "silent_since": None, "retired": False},
-        {"Content-Type": "application/json"},
+        {"Content-Type": "application/json", "Cache-Control": "no-store"},
     )
     status, body, _ = world.get(
         "/devices/cam-404/segments", q(**{"from": iso(at(29, 0)), "to": iso(at(30, 0))})

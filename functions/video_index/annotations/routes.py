@@ -5,7 +5,8 @@
 deletes, both only with ``If-Match`` naming the current version (stale: 412,
 missing: 428); ``GET /devices/{device}/annotations?from=&to=&status=&tag=``
 lists a window in start order; ``GET …/{annotation_id}/history`` lists every
-version. Who: :func:`~video_index.annotations.identity.principal`.
+version. Who: the verified caller; whose annotations a caller may change:
+:mod:`~video_index.annotations.permissions`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from video_index.annotations.identity import principal
 from video_index.annotations.model import (
     MAX_IF_MATCH_LENGTH,
     TAG_PATTERN,
@@ -27,6 +27,7 @@ from video_index.annotations.model import (
     draft_of,
     expected_version,
 )
+from video_index.annotations.permissions import check_change
 from video_index.annotations.service import Annotations
 from video_index.annotations.shapes import (
     AnnotationOut,
@@ -37,8 +38,10 @@ from video_index.annotations.shapes import (
     version_out,
 )
 from video_index.api import params
+from video_index.api.caller import current_caller
 from video_index.api.context import optional_service
 from video_index.api.errors import responses
+from video_index.core.access import Role, allow
 from video_index.core.contract import ENV_ANNOTATIONS_TABLE
 from video_index.core.errors import ConfigurationError
 
@@ -75,7 +78,8 @@ def _annotations() -> Annotations:
 
 
 def _who() -> str:
-    return principal(router.current_event.raw_event)
+    """The verified caller (never a header)."""
+    return current_caller().principal
 
 
 def _answer(status: int, body: AnnotationOut, **headers: str) -> Response[Any]:
@@ -89,6 +93,7 @@ def _answer(status: int, body: AnnotationOut, **headers: str) -> Response[Any]:
 
 @router.post(
     "/devices/<device>/annotations",
+    openapi_extensions=allow(Role.REVIEWER),
     responses=responses(
         404, 409, 413, 415, success=201, ok=_one("The annotation, created", "Location", "ETag")
     ),
@@ -101,7 +106,9 @@ def create_annotation(device: str, body: Annotated[AnnotationIn, Body()]) -> Res
     return _answer(201, annotation_out(created), Location=location)
 
 
-@router.get("/devices/<device>/annotations", responses=responses())
+@router.get(
+    "/devices/<device>/annotations", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def list_annotations(
     device: str,
     from_: params.FromTime = None,
@@ -123,6 +130,7 @@ def list_annotations(
 
 @router.get(
     "/devices/<device>/annotations/<annotation_id>",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(404, ok=_one("The current version", "ETag")),
 )
 def get_annotation(device: str, annotation_id: str) -> Response[Any]:
@@ -133,6 +141,7 @@ def get_annotation(device: str, annotation_id: str) -> Response[Any]:
 
 @router.put(
     "/devices/<device>/annotations/<annotation_id>",
+    openapi_extensions=allow(Role.REVIEWER),
     responses=responses(404, 409, 412, 413, 415, 428, ok=_one("The annotation, replaced", "ETag")),
 )
 def replace_annotation(
@@ -145,12 +154,15 @@ def replace_annotation(
     annotation_id = check_annotation_id(annotation_id)
     draft = draft_of(body)
     accepted = expected_version(if_match)
-    replaced = _annotations().replace(device, annotation_id, draft, accepted, _who())
+    annotations = _annotations()
+    check_change(current_caller(), annotations.current(device, annotation_id), draft)
+    replaced = annotations.replace(device, annotation_id, draft, accepted, _who())
     return _answer(200, annotation_out(replaced))
 
 
 @router.delete(
     "/devices/<device>/annotations/<annotation_id>",
+    openapi_extensions=allow(Role.REVIEWER),
     responses=responses(
         404, 409, 412, 428, success=204, ok={"description": "Deleted (the history stays)"}
     ),
@@ -159,11 +171,17 @@ def delete_annotation(device: str, annotation_id: str, if_match: IfMatch = None)
     device = params.device(device)
     annotation_id = check_annotation_id(annotation_id)
     accepted = expected_version(if_match)
-    _annotations().delete(device, annotation_id, accepted, _who())
+    annotations = _annotations()
+    check_change(current_caller(), annotations.current(device, annotation_id), None)
+    annotations.delete(device, annotation_id, accepted, _who())
     return Response(status_code=204, body="")
 
 
-@router.get("/devices/<device>/annotations/<annotation_id>/history", responses=responses(404))
+@router.get(
+    "/devices/<device>/annotations/<annotation_id>/history",
+    openapi_extensions=allow(Role.VIEWER),
+    responses=responses(404),
+)
 def annotation_history(
     device: str, annotation_id: str, limit: PageLimit = MAX_PAGE, cursor: params.Text = None
 ) -> HistoryOut:

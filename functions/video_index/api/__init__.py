@@ -5,6 +5,8 @@
 * :mod:`.context` — the request services, each asked for by its type (``service(Queries)``);
 * :mod:`.params` — parameters parsed and validated, each failure naming its parameter;
 * :mod:`.errors` — the error body, its statuses and how each is documented.
+* :mod:`.access` — who may call each route, decided once before any route runs
+  (docs/access.md); :mod:`.caller` — the verified caller a route reads.
 
 Capability packages (query, annotations, deletion, media, viewer) import this package and
 never each other's routes; :mod:`video_index.app` joins them. This package imports only

@@ -11,7 +11,9 @@ from pydantic import BaseModel
 #: What each error status means, as the OpenAPI document describes it.
 ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     400: "A parameter or the body breaks a rule; `error.parameter` names it",
-    404: "No such device, segment or route",
+    401: "No verified caller: sign in (a token must carry `sub`)",
+    403: "The caller's role does not allow this (docs/access.md)",
+    404: "No such device, segment or route (or a device outside the caller's scope)",
     405: "The path does not have this method",
     409: "The request conflicts with the current state",
     412: "`If-Match` names a version that is not the current one: read it again",
@@ -19,6 +21,7 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     414: "The request line is too long (more than 64 KiB)",
     415: "The body is not `application/json`",
     428: "`If-Match` is missing: send the ETag of the version you edited",
+    429: "The caller's daily quota of deletion requests is spent",
     503: "The read model or the segment store is unavailable: retry later",
 }
 
@@ -38,11 +41,11 @@ def responses(
     *statuses: int, success: int = 200, ok: OpenAPIResponse | None = None
 ) -> dict[int, OpenAPIResponse]:
     """A route's OpenAPI ``responses``: its success (by default the route's return model)
-    and its error statuses (400, 414 and 503 always), each with the error body."""
+    and its error statuses (400, 401, 403, 414 and 503 always), each with the error body."""
     documented: dict[int, OpenAPIResponse] = {
         success: ok or {"description": "Success"},
     }
-    for status in sorted({400, 414, 503, *statuses}):
+    for status in sorted({400, 401, 403, 414, 503, *statuses}):
         documented[status] = {
             "description": ERROR_DESCRIPTIONS[status],
             "content": {"application/json": {"model": ErrorBody}},

@@ -16,8 +16,11 @@ them (docs/api.md):
 
 Each body is ``{"error": {"parameter", "message"}}``; every status a route can
 answer is declared in ``/openapi.json`` (:func:`~video_index.api.errors.responses`).
-A check given to :func:`create_app` (``checks``) runs before every route, e.g. an
-authorization decision reading the route's ``openapi_extensions``.
+Who may call a route is decided first, before the body is read or a parameter
+validated (:mod:`video_index.api.access`, docs/access.md): 401, 403, or 404 for a device
+outside the caller's scope; every authorized answer is ``Cache-Control: no-store``. A
+check given to :func:`create_app` (``checks``) runs before every route, after that
+decision and the request's validation.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Route, Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
+from video_index.api import access
 from video_index.api.errors import error, responses
+from video_index.core.access import Role, allow
 from video_index.core.errors import (
     BadInput,
     ConfigurationError,
@@ -67,9 +72,13 @@ class Resolver(APIGatewayHttpResolver):
     and fail with a 500 on a bad one)."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        # Who may call the route comes first (docs/access.md), before the body is read.
+        denied = access.refusal(self, event)
+        if denied is not None:
+            return denied
         refusal = _unreadable_body(event)
         if refusal is None:
-            return super().resolve(event, context)
+            return access.finish(super().resolve(event, context))
         return {
             "statusCode": refusal.status_code,
             "headers": {"Content-Type": refusal.content_type},
@@ -116,6 +125,8 @@ def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Re
     error answered as above; ``checks`` run before every route, in order."""
     app = Resolver(enable_validation=True)
     _answer_errors(app)
+    # Refusals raised by routes (erase, quota, others' requests) and the decision's backstop.
+    access.install(app)
     for router in routers:
         app.include_router(router)
     if checks:
@@ -123,6 +134,7 @@ def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Re
 
     @app.get(
         "/openapi.json",
+        openapi_extensions=allow(Role.VIEWER),
         responses=responses(
             ok={
                 "description": "This document (OpenAPI 3)",
@@ -199,11 +211,11 @@ def _answer_errors(app: Resolver) -> None:
         event = app.current_event
         allowed = app.methods_of(event.path)
         if allowed:
-            allow = ", ".join(sorted(allowed))
+            listed = ", ".join(sorted(allowed))
             return error(
                 405,
-                f"{event.http_method} is not allowed here (allowed: {allow})",
-                headers={"Allow": allow},
+                f"{event.http_method} is not allowed here (allowed: {listed})",
+                headers={"Allow": listed},
             )
         return error(404, "no such route")
 

@@ -9,6 +9,9 @@ Primary data, like the annotations: what a person decided. Two kinds of item:
   force?" is one Query of one small partition (ingest asks it once per device and
   batch). Withdrawing a request removes its window item in the same transaction
   that marks the request withdrawn.
+* the **quota counter** (``pk = quota#<principal>``, ``sk = <UTC day>``): how many
+  requests that caller made that day (docs/access.md), counted before the request is
+  recorded; it expires with the table's TTL attribute ``expires_at`` two days later.
 
 Items are handled as plain dictionaries; :mod:`video_index.deletion.jobs` turns them
 into models. Errors are mapped by :class:`~video_index.aws.dynamodb.DynamoTable`;
@@ -34,6 +37,9 @@ from video_index.aws.errors import error_code
 from video_index.core.contract import DELETION_WINDOW_PREFIX
 
 REQUEST_SK: Final = "req"
+QUOTA_PREFIX: Final = "quota#"
+#: How long a day's counter is kept (TTL, seconds after the day began).
+QUOTA_KEEP_SECONDS: Final = 2 * 86_400
 REQUEST_PREFIX: Final = "req#"
 WINDOW_PREFIX: Final = DELETION_WINDOW_PREFIX
 #: Job fields only the lease holder may change (conditioned on its lease).
@@ -167,6 +173,26 @@ class DeletionTable(DynamoTable):
                 },
             ]
         )
+
+    def spend_quota(self, principal: str, day: str, day_start_s: int, per_day: int) -> bool:
+        """Count one request of ``principal`` on ``day``; False (nothing counted) when it
+        has made ``per_day`` already. One conditional UpdateItem: concurrent requests
+        cannot both take the last one."""
+        try:
+            self.conditional(
+                "update_item",
+                TableName=self.table,
+                Key=wire({"pk": f"{QUOTA_PREFIX}{principal}", "sk": day}),
+                UpdateExpression="ADD #n :one SET expires_at = :expires",
+                ConditionExpression="attribute_not_exists(#n) OR #n < :limit",
+                ExpressionAttributeNames={"#n": "requests"},
+                ExpressionAttributeValues=wire(
+                    {":one": 1, ":limit": per_day, ":expires": day_start_s + QUOTA_KEEP_SECONDS}
+                ),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     # -- windows ---------------------------------------------------------------------
 

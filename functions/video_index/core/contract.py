@@ -102,7 +102,7 @@ DELETION_WINDOW_PREFIX: Final = "win#"
 # --- CORS: what a browser page on an allowed origin may do (API Gateway and the bucket) ----
 
 CORS_ALLOWED_METHODS: Final = ("GET", "HEAD", "POST", "PUT", "DELETE")
-CORS_ALLOWED_HEADERS: Final = ("authorization", "content-type", "if-match", "range", "x-user")
+CORS_ALLOWED_HEADERS: Final = ("authorization", "content-type", "if-match", "range")
 CORS_EXPOSED_HEADERS: Final = ("content-length", "content-range", "etag", "location")
 CORS_MAX_AGE_SECONDS: Final = 3600
 

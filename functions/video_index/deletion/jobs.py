@@ -32,7 +32,7 @@ from aws_lambda_powertools import Logger
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
-from video_index.core.errors import Conflict, NotFound, ServiceError, TransientError
+from video_index.core.errors import BadInput, Conflict, NotFound, ServiceError, TransientError
 from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.core.timeunits import iso_ms
 from video_index.deletion.model import (
@@ -110,6 +110,7 @@ class DeletionJobs:
     ) -> DeletionRequest:
         """Record the request (it is in force from now on) and queue its job."""
         check_window(from_ms, to_ms)
+        self.check_past(to_ms)
         kind = check_kind(kind)
         held = [window.hold_id for window in self.holds.windows(device, from_ms, to_ms)]
         if held:
@@ -140,6 +141,14 @@ class DeletionJobs:
         if enqueue:
             self._enqueue(request.deletion_id)
         return request
+
+    def check_past(self, to_ms: int) -> None:
+        """A window must end before now: footage not yet recorded is kept by the retention
+        the deployment configures, never by a request (ingest would enforce a future
+        window on every segment uploaded into it)."""
+        now_ms = int(self.clock() * 1000)
+        if to_ms > now_ms:
+            raise BadInput("to", f"must not be in the future (now is {iso_ms(now_ms)})")
 
     def get(self, deletion_id: str) -> DeletionRequest:
         item = self.table.get_request(deletion_id)

@@ -7,13 +7,14 @@
 * ``DELETE /deletions/{deletion_id}`` — withdraws the request: a running job stops,
   enforcement ends, nothing comes back by itself.
 
-Who asked: the authorizer's identity (JWT ``sub``, or the IAM principal); without
-an authorizer (``video-index local``) the ``X-User`` header, else ``local``.
+Who asked: the verified caller (JWT ``sub`` or the IAM principal; locally, the stand-in
+authorizer's), never a header. The guards (future windows, erase, the daily quota,
+withdrawing others' requests): :mod:`video_index.deletion.guard`, docs/access.md.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -21,10 +22,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from video_index.api import params
+from video_index.api.access import policy
+from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import optional_service
 from video_index.api.errors import responses
-from video_index.core.errors import ConfigurationError
+from video_index.core.access import Role, allow
+from video_index.core.errors import ConfigurationError, NotFound
 from video_index.core.timeunits import iso_ms
+from video_index.deletion import guard
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.model import (
     DELETION_ID_PATTERN,
@@ -33,9 +38,6 @@ from video_index.deletion.model import (
     DeletionState,
     check_kind,
 )
-
-#: Longest accepted ``X-User`` header (locally only).
-MAX_USER_LENGTH: Final = 128
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -93,21 +95,6 @@ def _jobs() -> DeletionJobs:
     return jobs
 
 
-def who() -> str:
-    """The caller's identity, as the authorizer names it (locally ``X-User``)."""
-    event = router.current_event
-    context: dict[str, Any] = event.get("requestContext") or {}
-    authorizer: dict[str, Any] = context.get("authorizer") or {}
-    claims = (authorizer.get("jwt") or {}).get("claims") or {}
-    if claims.get("sub"):
-        return f"jwt:{claims['sub']}"
-    iam = authorizer.get("iam") or {}
-    if iam.get("userArn"):
-        return str(iam["userArn"])
-    user = (event.headers or {}).get("x-user", "").strip()
-    return user[:MAX_USER_LENGTH] if user else "local"
-
-
 Device = Annotated[str, Path(max_length=64)]
 DeletionId = Annotated[str, Path(pattern=DELETION_ID_PATTERN)]
 Erase = Annotated[bool, Query()]
@@ -115,6 +102,7 @@ Erase = Annotated[bool, Query()]
 
 @router.delete(
     "/devices/<device>/segments",
+    openapi_extensions=allow(Role.OPERATOR),
     responses=responses(
         success=202,
         ok={
@@ -132,8 +120,13 @@ def delete_segments(
 ) -> Response[Any]:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_DELETION_WINDOW_MS)
-    request = _jobs().create(
-        device, start_ms, end_ms, kind=check_kind(kind), erase=erase, created_by=who()
+    jobs, caller = _jobs(), current_caller()
+    jobs.check_past(end_ms)
+    kind = check_kind(kind)
+    guard.check_erase(caller, erase)
+    guard.spend_quota(jobs, caller, policy().deletions_per_day)
+    request = jobs.create(
+        device, start_ms, end_ms, kind=kind, erase=erase, created_by=caller.principal
     )
     return Response(
         status_code=202,
@@ -143,11 +136,24 @@ def delete_segments(
     )
 
 
-@router.get("/deletions/<deletion_id>", responses=responses(404))
+@router.get(
+    "/deletions/<deletion_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+)
 def get_deletion(deletion_id: DeletionId) -> DeletionOut:
-    return deletion_out(_jobs().get(deletion_id))
+    return deletion_out(_visible(deletion_id))
 
 
-@router.delete("/deletions/<deletion_id>", responses=responses(404))
+@router.delete(
+    "/deletions/<deletion_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+)
 def withdraw_deletion(deletion_id: DeletionId) -> DeletionOut:
-    return deletion_out(_jobs().withdraw(deletion_id, who()))
+    caller = current_caller()
+    guard.check_withdraw(caller, _visible(deletion_id))
+    return deletion_out(_jobs().withdraw(deletion_id, caller.principal))
+
+
+def _visible(deletion_id: str) -> DeletionRequest:
+    """The request, or 404 — also when its device is outside the caller's scope."""
+    request = _jobs().get(deletion_id)
+    hide_outside_scope(request.device, NotFound("deletion_id", f"no deletion {deletion_id}"))
+    return request

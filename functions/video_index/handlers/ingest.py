@@ -26,7 +26,7 @@ def service() -> IngestService:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any] | None:
     return service().handle(event, context, metrics)

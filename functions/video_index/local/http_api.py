@@ -6,7 +6,8 @@ build it: ``rawPath`` / ``requestContext.http.path`` as sent (not decoded),
 joined by commas, header names lower-cased with repeated headers joined by
 commas, the ``Cookie`` header moved to ``cookies``, the body base64-encoded
 unless it is UTF-8 text. There is no authorizer: the server stands in for one, naming
-the caller by the ``X-User`` header or ``local``
+the caller by the ``X-User`` header or ``local``, its roles by ``X-Roles`` and its devices
+by ``X-Devices`` (none sent: an admin of every camera)
 (:func:`video_index.annotations.identity.local_authorizer`). The handler's response
 (``statusCode``, ``headers``, ``multiValueHeaders``, ``cookies``, ``body``,
 ``isBase64Encoded``) is written
@@ -31,7 +32,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from video_index.annotations.identity import local_authorizer
+from video_index.annotations.identity import (
+    LOCAL_DEVICES_HEADER,
+    LOCAL_ROLES_HEADER,
+    LOCAL_USER_HEADER,
+    local_authorizer,
+)
 from video_index.core.contract import (
     CORS_ALLOWED_HEADERS,
     CORS_ALLOWED_METHODS,
@@ -45,6 +51,13 @@ logger = logging.getLogger(__name__)
 Resolve = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 API_ID: Final = "local"
+#: The deployed API's CORS headers, and the local stand-in authorizer's (docs/access.md).
+LOCAL_ALLOWED_HEADERS: Final = (
+    *CORS_ALLOWED_HEADERS,
+    LOCAL_USER_HEADER,
+    LOCAL_ROLES_HEADER,
+    LOCAL_DEVICES_HEADER,
+)
 _MONTHS: Final = (
     "Jan",
     "Feb",
@@ -225,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
             204,
             [
                 ("access-control-allow-methods", ", ".join(CORS_ALLOWED_METHODS)),
-                ("access-control-allow-headers", ", ".join(CORS_ALLOWED_HEADERS)),
+                ("access-control-allow-headers", ", ".join(LOCAL_ALLOWED_HEADERS)),
                 ("access-control-max-age", str(CORS_MAX_AGE_SECONDS)),
             ],
             b"",

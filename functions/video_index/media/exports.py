@@ -64,6 +64,8 @@ class ExportJob(BaseModel):
     error: str | None = None
     #: The clip's size once done.
     clip_bytes: int | None = None
+    #: Who asked (the verified caller, docs/access.md); None for jobs made before it was kept.
+    created_by: str | None = None
 
 
 def job_key(export_id: str) -> str:
@@ -102,7 +104,14 @@ class Exports:
         self.max_bytes = max_bytes
         self._clock = clock
 
-    def create(self, device: str, from_ms: int, to_ms: int, entries: list[Any]) -> ExportJob:
+    def create(
+        self,
+        device: str,
+        from_ms: int,
+        to_ms: int,
+        entries: list[Any],
+        created_by: str | None = None,
+    ) -> ExportJob:
         """A queued job over ``entries`` (the window's video entries, in time order)."""
         if to_ms - from_ms > MAX_EXPORT_WINDOW_MS:
             raise BadInput(
@@ -127,6 +136,7 @@ class Exports:
             bytes=total,
             created_at=now,
             updated_at=now,
+            created_by=created_by,
         )
         self._save(job)
         self._enqueue(job.export_id)

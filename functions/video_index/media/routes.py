@@ -26,9 +26,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from video_index.api import params
+from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import Presign, service
 from video_index.api.errors import responses
-from video_index.core.errors import BadInput
+from video_index.core.access import Role, allow
+from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
 from video_index.core.timeunits import iso_ms
@@ -75,6 +77,7 @@ class ExportOut(BaseModel):
     updated_at: str
     url: str | None = None
     error: str | None = None
+    created_by: str | None = None
 
 
 def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
@@ -90,6 +93,7 @@ def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
         updated_at=job.updated_at,
         url=url,
         error=job.error,
+        created_by=job.created_by,
     )
 
 
@@ -109,6 +113,7 @@ Part = Annotated[Literal["init", "data"] | None, Query()]
 
 @files_router.get(
     "/devices/<device>/media/<file>",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         success=302,
         ok={
@@ -165,6 +170,7 @@ def get_frame(device: Device, t: params.Time = None, width: Width = 320):  # typ
 
 @router.post(
     "/devices/<device>/exports",
+    openapi_extensions=allow(Role.OPERATOR),
     responses=responses(413, 415, success=202, ok={"description": "The export job, queued"}),
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
@@ -172,7 +178,7 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     # The 6-hour bound first: a longer window is refused before anything is read.
     start_ms, end_ms = params.window(request.from_, request.to, MAX_EXPORT_WINDOW_MS)
     entries = service(VideoEntries)(device, start_ms, end_ms)
-    job = service(Exports).create(device, start_ms, end_ms, entries)
+    job = service(Exports).create(device, start_ms, end_ms, entries, current_caller().principal)
     return Response(
         status_code=202,
         content_type="application/json",
@@ -181,11 +187,14 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     )
 
 
-@router.get("/exports/<export_id>", responses=responses(404))
+@router.get(
+    "/exports/<export_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+)
 def get_export(
     export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],
 ) -> ExportOut:
     exports = service(Exports)
     job = exports.get(export_id)
+    hide_outside_scope(job.device, NotFound("export_id", f"no export {export_id}"))
     url = exports.clip_url(export_id, service(Presign)) if job.state is ExportState.DONE else None
     return _export_out(job, url)

@@ -17,8 +17,10 @@ from video_index.annotations.model import Annotation
 from video_index.annotations.service import Annotations
 from video_index.annotations.shapes import annotation_out
 from video_index.api import params
+from video_index.api.caller import current_caller
 from video_index.api.context import Presign, optional_service, service
 from video_index.api.errors import responses
+from video_index.core.access import Role, allow
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
@@ -125,26 +127,31 @@ def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> De
     )
 
 
-@router.get("/devices", responses=responses())
+@router.get("/devices", openapi_extensions=allow(Role.VIEWER), responses=responses())
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
     queries = service(Queries)
     names, next_cursor = queries.devices(limit, cursor)
     retired = queries.retired()
+    # Only the caller's devices: a page may hold fewer than ``limit`` (docs/access.md).
+    caller = current_caller()
+    names = [name for name in names if caller.sees(name)]
     return DevicePage(
         items=[_totals_out(name, queries.device_totals(name), name in retired) for name in names],
         next_cursor=next_cursor,
     )
 
 
-@router.get("/devices/<device>", responses=responses())
+@router.get("/devices/<device>", openapi_extensions=allow(Role.VIEWER), responses=responses())
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
     return _totals_out(device, *service(Queries).device(device))
 
 
-@router.get("/devices/<device>/calendar", responses=responses())
+@router.get(
+    "/devices/<device>/calendar", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC") -> CalendarOut:
     device = params.device(device)
     year, month_number = parse_month(month or "")
@@ -170,7 +177,9 @@ def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC"
     )
 
 
-@router.get("/devices/<device>/activity", responses=responses())
+@router.get(
+    "/devices/<device>/activity", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def get_activity(
     device: str,
     from_: params.FromTime = None,
@@ -203,7 +212,9 @@ def get_activity(
     )
 
 
-@router.get("/devices/<device>/ranges", responses=responses())
+@router.get(
+    "/devices/<device>/ranges", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
@@ -223,7 +234,9 @@ def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = Non
     )
 
 
-@router.get("/devices/<device>/segments", responses=responses())
+@router.get(
+    "/devices/<device>/segments", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def list_segments(
     device: str,
     from_: params.FromTime = None,
@@ -251,7 +264,11 @@ def list_segments(
     return SegmentPage(items=items, next_cursor=page.next_cursor)
 
 
-@router.get("/devices/<device>/segments/<kind>/<name>", responses=responses(404))
+@router.get(
+    "/devices/<device>/segments/<kind>/<name>",
+    openapi_extensions=allow(Role.VIEWER),
+    responses=responses(404),
+)
 def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> SegmentOut:
     """One segment by its kind and key file name (an entry's ``kind`` and ``name``): one
     GetItem in the serving generation's partition of the device and kind, one HEAD."""
@@ -267,6 +284,7 @@ def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> 
 
 @router.get(
     "/devices/<device>/playlist.m3u8",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         ok={
             "description": "An HLS VOD media playlist (RFC 8216)",
@@ -298,7 +316,9 @@ def _too_many_files(start_ms: int, first_over_ms: int) -> str:
     return message + (f", e.g. to={iso_ms(first_over_ms)}" if first_over_ms > start_ms else "")
 
 
-@router.get("/devices/<device>/overlays", responses=responses())
+@router.get(
+    "/devices/<device>/overlays", openapi_extensions=allow(Role.VIEWER), responses=responses()
+)
 def list_overlays(
     device: str,
     from_: params.FromTime = None,

@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from video_index.api.errors import responses
+from video_index.core.access import public
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.viewer.assets import (
     CONTENT_SECURITY_POLICY,
@@ -98,7 +99,11 @@ def _conditional(found: Asset) -> Response[Any]:
     )
 
 
-@router.get("/viewer", responses=_documented("The viewer, a web page", "text/html"))
+@router.get(
+    "/viewer",
+    openapi_extensions=public(),
+    responses=_documented("The viewer, a web page", "text/html"),
+)
 @_bytes_answer
 def get_viewer() -> Response[Any]:
     return _answer(INDEX_NAME)
@@ -106,6 +111,7 @@ def get_viewer() -> Response[Any]:
 
 @router.get(
     "/viewer/<file>",
+    openapi_extensions=public(),
     responses=_documented(
         "A file of the viewer (module, style sheet, hls.js, config.json)",
         "text/javascript",
