@@ -143,6 +143,7 @@ Width = Annotated[int, Query(ge=MIN_WIDTH, le=MAX_WIDTH)]
 
 @files_router.get(
     "/devices/<device>/frame",
+    openapi_extensions=allow(Role.VIEWER),
     responses=responses(
         404,
         ok={
