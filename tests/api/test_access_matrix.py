@@ -20,10 +20,12 @@ import video_index
 from video_index.api.resolver import TITLE
 from video_index.app.routes import whole_app
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
 from video_index.core.access import ACCESS_EXTENSION, PUBLIC, Role, Rule
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.service import Holds
 from worlds import events as ev
 from worlds.api_world import ApiWorld, at, make_world
 
@@ -39,6 +41,7 @@ SAMPLES: Final = {
     "annotation_id": "a1b2c3",
     "export_id": "0" * 32,
     "deletion_id": "0" * 32,
+    "hold_id": "0" * 26,
 }
 BODIES: Final = {
     ("POST", "/devices/{device}/annotations"): {
@@ -46,6 +49,11 @@ BODIES: Final = {
     },
     ("PUT", "/devices/{device}/annotations/{annotation_id}"): {
         "target": {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T10:05:00Z"}
+    },
+    ("POST", "/devices/{device}/holds"): {
+        "from": "2026-11-29T10:00:00Z",
+        "to": "2026-11-29T10:05:00Z",
+        "reason": "incident 42",
     },
     ("POST", "/devices/{device}/exports"): {
         "from": "2026-11-29T10:00:00Z",
@@ -104,8 +112,11 @@ def concrete(path: str, device: str) -> str:
 @pytest.fixture
 def world(aws: None) -> ApiWorld:
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "read-model", annotations="annotations", deletions="deletions")
+    create_tables(
+        dynamodb, "read-model", annotations="annotations", deletions="deletions", holds="holds"
+    )
     made = make_world(dynamodb, "read-model", annotations_table="annotations")
+    made.services.holds = Holds(HoldStore(dynamodb, "holds"))
     made.services.deletions = DeletionJobs(
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(made.s3, ev.BUCKET),

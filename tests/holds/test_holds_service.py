@@ -9,9 +9,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from video_index.aws.deletions import DeletionTable
 from video_index.aws.holds import HoldStore
+from video_index.aws.objects import ObjectStore
 from video_index.core.errors import BadInput, Conflict, NotFound
-from video_index.core.table_schema import holds_table_definition
+from video_index.core.table_schema import deletions_table_definition, holds_table_definition
 from video_index.deletion.jobs import DeletionJobs
 from video_index.holds.service import Forbidden, Holds, HoldsHeldWindows
 
@@ -78,8 +80,17 @@ def test_bad_holds_are_refused_naming_the_parameter(holds: Holds) -> None:
 def test_a_deletion_request_overlapping_a_hold_is_a_conflict_naming_it(holds: Holds) -> None:
     # Given a hold on cam-1 and deletion jobs that check holds first
     hold = holds.create("cam-1", T0, T0 + DAY, "case 7", "alice")
-    jobs = DeletionJobs.__new__(DeletionJobs)
-    jobs.holds = HoldsHeldWindows(holds)
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    client.create_table(**deletions_table_definition("deletions"))
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket="segments")
+    jobs = DeletionJobs(
+        DeletionTable(client, "deletions"),
+        ObjectStore(s3, "segments"),
+        enqueue=lambda _: None,
+        clock=lambda: (T0 + 10 * DAY) / 1000,  # the windows below have ended
+        holds=HoldsHeldWindows(holds),
+    )
     # When a request overlaps it, Then it is refused naming the hold, before any write
     with pytest.raises(Conflict, match=hold.hold_id):
         jobs.create("cam-1", T0 + DAY - 1, T0 + 2 * DAY, kind=None, erase=False, created_by="bob")

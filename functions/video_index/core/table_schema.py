@@ -58,7 +58,11 @@ def holds_table_definition(table_name: str) -> dict[str, Any]:
 
 
 def create_tables(
-    client: Any, read_model: str, annotations: str | None = None, deletions: str | None = None
+    client: Any,
+    read_model: str,
+    annotations: str | None = None,
+    deletions: str | None = None,
+    holds: str | None = None,
 ) -> None:
     """Create the tables (and enable TTL) the way the stack does; for local runs and tests."""
     client.create_table(**read_model_table_definition(read_model))
@@ -73,3 +77,6 @@ def create_tables(
     if deletions:
         client.create_table(**deletions_table_definition(deletions))
         client.get_waiter("table_exists").wait(TableName=deletions)
+    if holds:
+        client.create_table(**holds_table_definition(holds))
+        client.get_waiter("table_exists").wait(TableName=holds)

@@ -35,7 +35,7 @@ def bulk() -> Bulk:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     def time_left() -> float:

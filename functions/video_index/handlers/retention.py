@@ -63,7 +63,7 @@ def build_job(environ: dict[str, str], clients: Clients) -> RetentionJob:
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     report = build_job(dict(os.environ), Clients.default()).run()

@@ -23,5 +23,6 @@ class LocalNames:
     export_queue: str = "video-index-exports"
     export_dlq: str = "video-index-exports-dlq"
     deletions_table: str = "video-index-deletions"
+    holds_table: str = "video-index-holds"
     deletion_queue: str = "video-index-deletions"
     deletion_dlq: str = "video-index-deletions-dlq"

@@ -259,6 +259,7 @@ class LocalStack:
             dlq_url=queues["dlq_url"],
             export_queue_url=queues["export_queue_url"],
             deletions_table=self.names.deletions_table,
+            holds_table=self.names.holds_table,
             deletion_queue_url=queues["deletion_queue_url"],
             **self.settings_overrides,
         )
@@ -286,7 +287,11 @@ class LocalStack:
             queues[f"{prefix}queue_url"], queues[f"{prefix}dlq_url"] = url, dlq_url
         create_bucket(self.clients.s3, sqs, names.bucket, queues["queue_url"])
         create_tables(
-            self.clients.dynamodb, names.table, names.annotations_table, names.deletions_table
+            self.clients.dynamodb,
+            names.table,
+            names.annotations_table,
+            names.deletions_table,
+            names.holds_table,
         )
         return queues
 
@@ -336,6 +341,7 @@ class LocalStack:
             "annotations_table": self.names.annotations_table,
             **queues,
             "deletions_table": self.names.deletions_table,
+            "holds_table": self.names.holds_table,
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,
