@@ -12,7 +12,7 @@ from worlds.api_world import ApiWorld, address, at, iso, make_world
 MINUTE = 60_000
 
 
-#: The caller of the test event (tests/support/events/apigw_http_v2.json).
+#: The caller of the test event (worlds/events/apigw_http_v2.json).
 IAM_CALLER = "arn:aws:iam::111122223333:user/viewer"
 
 

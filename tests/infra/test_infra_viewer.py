@@ -24,7 +24,7 @@ from tests.infra.conftest import VIEWER_CONTEXT
 from tests.infra.template import Synth
 from video_index.viewer.assets import HLS_JS_FILE, STATIC_DIR, npm_hls_js
 
-EVENTS = Path(__file__).resolve().parents[1] / "support" / "events"
+EVENTS = Path(__file__).resolve().parents[2] / "worlds" / "events"
 VENDOR = Path("video_index") / "viewer" / "vendor" / HLS_JS_FILE
 
 

@@ -14,7 +14,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.fleet import FLEET_OBJECTS
+from bench.fleet_report import FLEET_OBJECTS
 from video_index.core.service_limits import STATE_PAYLOAD_BYTES
 from video_index.ops.inventory.model import Manifest, ManifestFile
 from video_index.ops.payloads import (

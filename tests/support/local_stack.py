@@ -28,7 +28,7 @@ from botocore.config import Config
 from video_index.core.keys import SegmentKey, format_key, segment_id
 
 ROOT = Path(__file__).resolve().parents[2]
-EVENTS = ROOT / "tests" / "support" / "events"
+EVENTS = ROOT / "worlds" / "events"
 READY_TIMEOUT = 120.0
 EVENT_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0

@@ -62,6 +62,7 @@ def plan_units(jobs: DeletionJobs, request: DeleteInput) -> list[DeleteUnit]:
                 erase=request.erase,
                 created_by=request.created_by,
                 enqueue=False,
+                spare_held=True,
             )
             units.append(
                 DeleteUnit(deletion_id=recorded.deletion_id, device=device, from_ms=low, to_ms=high)

@@ -107,13 +107,18 @@ class DeletionJobs:
         erase: bool,
         created_by: str,
         enqueue: bool = True,
+        spare_held: bool = False,
     ) -> DeletionRequest:
-        """Record the request (it is in force from now on) and queue its job."""
+        """Record the request (it is in force from now on) and queue its job.
+
+        A window overlapping a hold is refused (409 naming it), unless ``spare_held``: a
+        bulk deletion (docs/bulk.md) deletes around the holds rather than stopping at the
+        first one; its job never deletes a held key either way."""
         check_window(from_ms, to_ms)
         self.check_past(to_ms)
         kind = check_kind(kind)
         held = [window.hold_id for window in self.holds.windows(device, from_ms, to_ms)]
-        if held:
+        if held and not spare_held:
             raise Conflict(
                 f"the window overlaps hold {', '.join(held)}: release it first (docs/holds.md)"
             )
