@@ -17,6 +17,7 @@ from video_index.local.aws import client as make_client
 
 if TYPE_CHECKING:
     from video_index.local.stack import LocalStack
+    from video_index.local.worker import Handler, SqsEventSourceWorker
 
 
 def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
@@ -55,30 +56,48 @@ def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
     stack._stops.append(("ingest worker", stack.worker.stop))
     stack.worker.start()
     exports = build_export_worker(stack.settings, stack.clients)
-    stack.export_worker = SqsEventSourceWorker(
-        stack.clients.sqs,
+    stack.export_worker = _job_worker(
+        stack,
+        "export",
         stack.settings.export_queue_url,
         exports.handle,
-        region=REGION,
-        batch_size=EXPORT_BATCH_SIZE,
-        batching_window_seconds=0,
-        visibility_timeout_seconds=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
-        function_timeout_seconds=EXPORT_TIMEOUT_SECONDS,
-        function_name="video-index-export-local",
+        EXPORT_BATCH_SIZE,
+        EXPORT_TIMEOUT_SECONDS,
     )
-    stack._stops.append(("export worker", stack.export_worker.stop))
-    stack.export_worker.start()
     deletions = build_deletion_worker(stack.settings, stack.clients)
-    stack.deletion_worker = SqsEventSourceWorker(
-        stack.clients.sqs,
+    stack.deletion_worker = _job_worker(
+        stack,
+        "deletion",
         stack.settings.deletion_queue_url,
         deletions.handle,
-        region=REGION,
-        batch_size=DELETION_BATCH_SIZE,
-        batching_window_seconds=0,
-        visibility_timeout_seconds=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
-        function_timeout_seconds=DELETION_TIMEOUT_SECONDS,
-        function_name="video-index-deletion-local",
+        DELETION_BATCH_SIZE,
+        DELETION_TIMEOUT_SECONDS,
     )
-    stack._stops.append(("deletion worker", stack.deletion_worker.stop))
-    stack.deletion_worker.start()
+
+
+def _job_worker(
+    stack: LocalStack,
+    name: str,
+    queue_url: str,
+    handle: Handler,
+    batch_size: int,
+    timeout_seconds: int,
+) -> SqsEventSourceWorker:
+    """A job function's event source (export, deletion): no batching window, the queue's
+    visibility as long as the function may run; started, and stopped with the stack."""
+    from video_index.local.worker import SqsEventSourceWorker
+
+    worker = SqsEventSourceWorker(
+        stack.clients.sqs,
+        queue_url,
+        handle,
+        region=REGION,
+        batch_size=batch_size,
+        batching_window_seconds=0,
+        visibility_timeout_seconds=visibility_timeout_seconds(timeout_seconds),
+        function_timeout_seconds=timeout_seconds,
+        function_name=f"video-index-{name}-local",
+    )
+    stack._stops.append((f"{name} worker", worker.stop))
+    worker.start()
+    return worker
