@@ -46,7 +46,6 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/annotations",
     "/devices/{device}/annotations/{annotation_id}",
     "/devices/{device}/annotations/{annotation_id}/history",
-    "/devices/{device}/activity",
     "/devices/{device}/calendar",
     "/devices/{device}/exports",
     "/devices/{device}/frame",

@@ -356,7 +356,7 @@ def test_a_person_finds_a_day_plays_it_and_annotates_it(
           'pause', () => { window.__pauseFired = true; }, {once: true})"""
     )
     page.keyboard.press("k")  # pause
-    page.wait_for_function("window.__pauseFired === true")
+    page.wait_for_function("() => window.__pauseFired === true")
     samples = [(parse(t), segment) for t, segment in page.evaluate("window.__samples") if t]
     times = [t for t, _ in samples]
     pixel = (end - start) / track["width"]
