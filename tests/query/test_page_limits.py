@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
-from video_index.annotations.service import Annotations
+from video_index.annotations.service import AnnotationPage, Annotations
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
@@ -61,13 +61,20 @@ def heaviest(n: int) -> Annotation:
 
 
 class HeavyAnnotations(Annotations):
-    """Every entry is joined with ``count`` of the heaviest annotations."""
+    """Every entry is joined with ``count`` of the heaviest annotations; every page of
+    annotations or of a history is ``limit`` of them."""
 
-    def __init__(self, count: int) -> None:  # no table: only the join is asked for
+    def __init__(self, count: int) -> None:  # no table: only these reads are asked for
         self.notes = [heaviest(n) for n in range(count)]
 
     def for_entries(self, device: str, entries: list[Any]) -> dict[str, list[Annotation]]:
         return {entry.key: list(self.notes) for entry in entries}
+
+    def window(self, device: str, start_ms: int, end_ms: int, **query: Any) -> AnnotationPage:
+        return AnnotationPage([heaviest(n) for n in range(query["limit"])], "c" * 64)
+
+    def history(self, device: str, annotation_id: str, **query: Any) -> AnnotationPage:
+        return AnnotationPage([heaviest(n) for n in range(query["limit"])], "c" * 64)
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +181,19 @@ def test_the_most_ranges_fit_and_one_more_is_refused(monkeypatch: pytest.MonkeyP
     error = json.loads(refused["body"])["error"]
     assert refused["statusCode"] == 400 and error["parameter"] == "to"
     assert iso(datetime.fromtimestamp(spans[MAX_RANGES - 1][1] / 1000, UTC)) in error["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [f"/devices/{DEVICE}/annotations", f"/devices/{DEVICE}/annotations/{'0' * 26}/history"],
+)
+def test_the_largest_page_of_annotations_and_of_a_history_fits(joined: None, path: str) -> None:
+    # Given annotations at every bound (~57 KB each in the answer)
+    # When the longest page of them (100) is asked for
+    answer, size = call(
+        path, **{"from": iso(DAY), "to": iso(DAY + timedelta(days=31)), "limit": "100"}
+    )
+    # Then all 100 answer, within 6 MB
+    assert answer["statusCode"] == 200, answer["body"][:300]
+    assert len(json.loads(answer["body"])["items"]) == 100
+    assert LAMBDA_RESPONSE_BYTES // 2 < size <= LAMBDA_RESPONSE_BYTES, size
