@@ -91,7 +91,10 @@ class Tile {
     const target = fragment.start + (clockMs - fragment.programDateTime) / 1000;
     const shown = this.moment();
     const drift = shown === null ? Infinity : (shown - clockMs) / 1000;
-    if (Math.abs(drift) > SEEK_DRIFT_S) {
+    const joining = Math.abs(drift) > SEEK_DRIFT_S;
+    if (joining) {
+      // A seek: the tile says it is catching up until a later tick finds it in step (hls.js
+      // may still move a fragment's media time once it has parsed it).
       this.video.currentTime = target;
       this.video.playbackRate = 1;
     } else {
@@ -100,7 +103,8 @@ class Tile {
     }
     if (running && this.video.paused) this.video.play().catch(() => {});
     if (!running && !this.video.paused) this.video.pause();
-    this.setState("playing", "");
+    if (joining) this.setState("joining", "catching up");
+    else this.setState("playing", "");
   }
 }
 
@@ -176,7 +180,7 @@ class Grid {
     const now = performance.now();
     const elapsed = now - this.lastTick;
     this.lastTick = now;
-    const waiting = this.tiles.some((t) => t.element.dataset.state === "playing" && t.video.readyState < 3);
+    const waiting = this.tiles.some((t) => ["playing", "joining"].includes(t.element.dataset.state) && t.video.readyState < 3);
     if (this.running && !waiting) this.clockMs += elapsed;
     for (const tile of this.tiles) tile.follow(this.clockMs, this.running && !waiting);
     const clock = $("#grid-clock");
