@@ -11,10 +11,10 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
+from tests.support.lambda_answers import call, iso
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.api import context
 from video_index.app.routes import whole_app
@@ -26,17 +26,6 @@ from worlds import events as ev
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 DAY = datetime(2026, 11, 28, tzinfo=UTC)  # long before the fresh window: read model only
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
-    """The API's answer to ``GET path?query`` and its size as a Lambda response."""
-    raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
-    answer = whole_app().resolve(ev.http_request(path, raw), None)
-    return answer, len(json.dumps(answer).encode())
 
 
 @pytest.fixture(scope="module")

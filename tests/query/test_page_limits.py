@@ -12,33 +12,21 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
+from tests.support.lambda_answers import call, iso
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
 from video_index.annotations.service import AnnotationPage, Annotations
-from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.queries import Queries
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
-from worlds import events as ev
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 DAY = datetime(2026, 11, 28, tzinfo=UTC)
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
-    raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
-    answer = whole_app().resolve(ev.http_request(path, raw), None)
-    return answer, len(json.dumps(answer).encode())
 
 
 def heaviest(n: int) -> Annotation:
