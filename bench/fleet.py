@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from bench import child
 from bench.context import BenchContext, BenchmarkFailed
 from bench.fleet_report import report
-from bench.reconcile_setup import ROOT, S3Server
+from bench.reconcile_setup import S3Server
 
 FULL_ROWS: Final = 10_000_000
 QUICK_ROWS: Final = 500_000
@@ -135,35 +132,7 @@ def write_report(s3: Any, rows: int, files: int, log: Any) -> tuple[str, int]:
 
 
 def run_child(mode: str, args: dict[str, Any]) -> dict[str, Any]:
-    handle, out = tempfile.mkstemp(prefix=f"fleet-{mode}-", suffix=".json")
-    os.close(handle)
-    try:
-        # Through a shell (see bench.reconcile.run_child): its own peak RSS.
-        completed = subprocess.run(
-            [
-                "/bin/sh",
-                "-c",
-                '"$@"; exit $?',
-                "sh",
-                sys.executable,
-                "-m",
-                "bench.fleet_child",
-                mode,
-                json.dumps({**args, "out": out}),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
-        if completed.returncode != 0:
-            raise BenchmarkFailed(f"fleet {mode} child failed: {completed.stderr.strip()[-2000:]}")
-        with open(out, encoding="utf-8") as result:
-            loaded: dict[str, Any] = json.load(result)
-            return loaded
-    finally:
-        os.unlink(out)
+    return child.run_child("bench.fleet_child", mode, args, timeout_s=CHILD_TIMEOUT_S)
 
 
 def fleet_benchmark(context: BenchContext) -> None:

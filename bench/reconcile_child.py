@@ -36,7 +36,7 @@ _READS: Final = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "Transact
 
 def peak_rss_kb() -> int:
     """``ru_maxrss`` (KB on Linux). Started through ``sh`` by the benchmark, so it is this
-    process's own peak, not the benchmark process's (see ``bench.reconcile.run_child``)."""
+    process's own peak, not the benchmark process's (see :mod:`bench.child`)."""
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 

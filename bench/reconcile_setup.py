@@ -5,23 +5,18 @@ processes (bench/reconcile.py).
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import queue
-import subprocess
-import sys
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 import boto3
 from moto.server import ThreadedMotoServer
 
+from bench import child
 from bench.context import BenchmarkFailed
 from bench.reconcile_world import (
     GENERATION,
@@ -53,7 +48,6 @@ GOAL_INVENTORY_SHARE: Final = 0.5
 GOAL_RSS_GROWTH: Final = 1.25
 LOAD_THREADS: Final = 4
 CHILD_TIMEOUT_S: Final = 3_600
-ROOT: Final = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -234,37 +228,4 @@ def repaired_problems(client: Any, table: str, world: World) -> list[str]:
 
 
 def run_child(mode: str, args: dict[str, Any]) -> dict[str, Any]:
-    handle, out = tempfile.mkstemp(prefix=f"reconcile-{mode}-", suffix=".json")
-    os.close(handle)
-    try:
-        # Through a shell that forks: a process started straight from this one inherits
-        # this process's peak RSS in its ru_maxrss (Linux keeps it across fork/vfork and
-        # exec), while the grandchild of a small shell starts from the shell's.
-        completed = subprocess.run(
-            [
-                "/bin/sh",
-                "-c",
-                '"$@"; exit $?',
-                "sh",
-                sys.executable,
-                "-m",
-                "bench.reconcile_child",
-                mode,
-                json.dumps({**args, "out": out}),
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
-        if completed.returncode != 0:
-            raise BenchmarkFailed(
-                f"the {mode} run failed (exit {completed.returncode}): "
-                f"{completed.stderr.strip()[-2000:]}"
-            )
-        with open(out, encoding="utf-8") as result:
-            loaded: dict[str, Any] = json.load(result)
-            return loaded
-    finally:
-        os.unlink(out)
+    return child.run_child("bench.reconcile_child", mode, args, timeout_s=CHILD_TIMEOUT_S)

@@ -40,7 +40,7 @@ from infra.bulk_roles import (
     replica_statements,
 )
 from infra.nag import logical_id, segment_objects_acknowledgment
-from infra.python_function import PythonFunction, python_function
+from infra.python_function import PythonFunction, python_function, run_reports_statements
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 from video_index.bulk.names import (
@@ -170,25 +170,10 @@ class BulkOperations(Construct):
                 actions=[*SEGMENT_WRITE_ACTIONS, "s3:GetObject"],
                 resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
             ),
-            iam.PolicyStatement(
-                sid="ListReports", actions=["s3:ListBucket"], resources=[reports.bucket_arn]
-            ),
-            iam.PolicyStatement(
-                sid="ReadInventoryAndRuns",
-                actions=["s3:GetObject"],
-                resources=[
-                    reports.arn_for_objects(f"{storage.inventory_prefix}/*"),
-                    reports.arn_for_objects(f"{RESTORE_REPORTS_PREFIX}*"),
-                    reports.arn_for_objects(f"{DELETE_REPORTS_PREFIX}*"),
-                ],
-            ),
-            iam.PolicyStatement(
-                sid="WriteRunObjects",
-                actions=["s3:PutObject"],
-                resources=[
-                    reports.arn_for_objects(f"{RESTORE_REPORTS_PREFIX}*"),
-                    reports.arn_for_objects(f"{DELETE_REPORTS_PREFIX}*"),
-                ],
+            *run_reports_statements(
+                reports,
+                f"{storage.inventory_prefix}/*",
+                (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX),
             ),
             iam.PolicyStatement(
                 sid="RecordAndRunDeletions",

@@ -241,6 +241,26 @@ def segment_read_statements(
     ]
 
 
+def run_reports_statements(
+    reports: s3.IBucket, inventory_prefix: str, run_prefixes: Sequence[str]
+) -> list[iam.PolicyStatement]:
+    """What a fleet-scale run needs of the reports bucket: find the newest inventory report
+    (list, read under ``inventory_prefix``), and read and write its own unit lists and
+    reports under ``run_prefixes``; never write the inventory (S3 writes that)."""
+    runs = [reports.arn_for_objects(f"{prefix}*") for prefix in run_prefixes]
+    return [
+        iam.PolicyStatement(
+            sid="ListReports", actions=["s3:ListBucket"], resources=[reports.bucket_arn]
+        ),
+        iam.PolicyStatement(
+            sid="ReadInventoryAndRuns",
+            actions=["s3:GetObject"],
+            resources=[reports.arn_for_objects(inventory_prefix), *runs],
+        ),
+        iam.PolicyStatement(sid="WriteRunObjects", actions=["s3:PutObject"], resources=runs),
+    ]
+
+
 def derived_media_statement(
     bucket: s3.IBucket, sid: str, actions: Sequence[str], prefixes: Sequence[str]
 ) -> iam.PolicyStatement:

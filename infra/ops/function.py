@@ -14,7 +14,12 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from infra.nag import logical_id, segment_objects_acknowledgment
-from infra.python_function import PythonFunction, python_function, segment_read_statements
+from infra.python_function import (
+    PythonFunction,
+    python_function,
+    run_reports_statements,
+    segment_read_statements,
+)
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
 from video_index.core.contract import (
@@ -96,29 +101,11 @@ def _statements(storage: SegmentStorage, table: dynamodb.ITable) -> list[iam.Pol
         ),
         # Every repair is verified against a LIST of the partition and a HEAD (docs/operations.md).
         *segment_read_statements(bucket),
-        # Finding the newest inventory report and the objects of a run.
-        iam.PolicyStatement(
-            sid="ListReports",
-            actions=["s3:ListBucket"],
-            resources=[reports.bucket_arn],
-        ),
-        iam.PolicyStatement(
-            sid="ReadInventoryAndRuns",
-            actions=["s3:GetObject"],
-            resources=[
-                reports.arn_for_objects(f"{storage.inventory_destination_prefix}*"),
-                reports.arn_for_objects(f"{RECONCILE_REPORTS_PREFIX}*"),
-                reports.arn_for_objects(f"{REBUILD_REPORTS_PREFIX}*"),
-            ],
-        ),
-        # Partition lists and reports; never the inventory (S3 writes that).
-        iam.PolicyStatement(
-            sid="WriteRunObjects",
-            actions=["s3:PutObject"],
-            resources=[
-                reports.arn_for_objects(f"{RECONCILE_REPORTS_PREFIX}*"),
-                reports.arn_for_objects(f"{REBUILD_REPORTS_PREFIX}*"),
-            ],
+        # The newest inventory report; the partition lists and reports of a run.
+        *run_reports_statements(
+            reports,
+            f"{storage.inventory_destination_prefix}*",
+            (RECONCILE_REPORTS_PREFIX, REBUILD_REPORTS_PREFIX),
         ),
     ]
 
