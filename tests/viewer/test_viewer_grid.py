@@ -93,6 +93,19 @@ def _play_until(page: Page, until: datetime, samples: list[dict[str, Any]]) -> N
         page.wait_for_timeout(1000)
 
 
+def _until_states(page: Page, wanted: dict[str, str], samples: list[dict[str, Any]]) -> None:
+    """Sample until the tiles named in ``wanted`` are in those states (a tile may be caught
+    in the middle of a seek: it says so, and is in step a moment later)."""
+    deadline = time.monotonic() + 10
+    while True:
+        sample = _sample(page)
+        samples.append(sample)
+        if all(sample["states"][device] == state for device, state in wanted.items()):
+            return
+        assert time.monotonic() < deadline, f"the tiles never became {wanted}: {sample}"
+        page.wait_for_timeout(200)
+
+
 def test_three_cameras_play_in_step_across_gaps(stack: RunningStack, browser: Browser) -> None:
     # Given the grid of the three cameras opened at T0
     errors: list[str] = []
@@ -113,9 +126,8 @@ def test_three_cameras_play_in_step_across_gaps(stack: RunningStack, browser: Br
     samples: list[dict[str, Any]] = []
     _play_until(page, T0 + timedelta(seconds=25), samples)
     # Then grid-c joined, grid-b shows its gap
-    last = samples[-1]
-    assert last["states"]["grid-c"] == "playing", last
-    assert last["states"]["grid-b"] == "gap", last
+    _until_states(page, {"grid-c": "playing", "grid-b": "gap"}, samples)
+    assert samples[-1]["clock"] < (T0 + timedelta(seconds=40)).timestamp() * 1000
 
     # When the timeline is clicked past grid-b's gap
     box = page.locator("[data-testid=grid-timeline]").bounding_box()
@@ -126,7 +138,7 @@ def test_three_cameras_play_in_step_across_gaps(stack: RunningStack, browser: Br
     after_seek = _sample(page)["clock"]
     _play_until(page, datetime.fromtimestamp(after_seek / 1000 + 12, UTC), samples)
     # Then all three play again
-    assert samples[-1]["states"] == {d: "playing" for d in CAMERAS}, samples[-1]
+    _until_states(page, dict.fromkeys(CAMERAS, "playing"), samples)
 
     # And the tiles showing footage agreed within 0.5 s in every sample after each start
     settled = [s for s in samples if all(v != "loading" for v in s["states"].values())]

@@ -20,8 +20,10 @@ const SEEK_DRIFT_S = 0.3;
 const TICK_MS = 200;
 
 class Tile {
-  constructor(device, parent) {
+  /** `grid` tells the clock now (`grid.now()`) and whether it advances (`grid.advancing`). */
+  constructor(device, parent, grid) {
     this.device = device;
+    this.grid = grid;
     this.video = h("video", { muted: true, playsInline: true, "data-testid": `tile-video-${device}` });
     this.video.muted = true;
     this.label = h("span", { class: "tile-label" }, device);
@@ -47,6 +49,12 @@ class Tile {
     hls.on(Hls.Events.LEVEL_LOADED, (_event, data) => {
       this.fragments = data.details.fragments.filter((f) => Number.isFinite(f.programDateTime));
     });
+    // hls.js moves fragments' media times once it has parsed them (LEVEL_PTS_UPDATED), and may
+    // move the playhead itself (a jump over a buffer hole fires `seeking`): either can put the
+    // picture seconds away from the clock between two ticks. The tile checks again at once,
+    // in the same task, so it never says it plays in step while it does not.
+    hls.on(Hls.Events.LEVEL_PTS_UPDATED, () => this.recheck());
+    this.video.addEventListener("seeking", () => this.recheck());
     hls.on(Hls.Events.ERROR, (_event, data) => {
       if (!data.fatal) return;
       if (data.type === Hls.ErrorTypes.MEDIA_ERROR) hls.recoverMediaError();
@@ -68,6 +76,10 @@ class Tile {
       if (position >= f.start && position < f.start + f.duration) return f.programDateTime + (position - f.start) * 1000;
     }
     return null;
+  }
+
+  recheck() {
+    if (this.element.dataset.state === "playing") this.follow(this.grid.now(), this.grid.advancing);
   }
 
   setState(state, note) {
@@ -103,19 +115,22 @@ class Tile {
     }
     if (running && this.video.paused) this.video.play().catch(() => {});
     if (!running && !this.video.paused) this.video.pause();
-    if (joining) this.setState("joining", "catching up");
+    // A tile still seeking shows an older picture: it is catching up too.
+    if (joining || this.video.seeking) this.setState("joining", "catching up");
     else this.setState("playing", "");
   }
 }
 
 class Grid {
   constructor(devices, startMs) {
-    this.tiles = devices.map((device) => new Tile(device, $("#grid-tiles")));
+    this.tiles = devices.map((device) => new Tile(device, $("#grid-tiles"), this));
     $("#grid-tiles").dataset.count = String(this.tiles.length);
     this.windowStart = startMs - BEFORE_MS;
     this.windowEnd = startMs + AFTER_MS;
     this.clockMs = startMs;
     this.running = true;
+    /** True while the clock moves: running, and no tile that should show footage is loading. */
+    this.advancing = false;
     this.lastTick = performance.now();
     this.timeline = $("#grid-timeline");
     this.rows = new Map();
@@ -167,6 +182,11 @@ class Grid {
     $("#grid-play").textContent = this.running ? "Pause" : "Play";
   }
 
+  /** The clock at this instant (between ticks it has moved on by the time since the last). */
+  now() {
+    return this.clockMs + (this.advancing ? performance.now() - this.lastTick : 0);
+  }
+
   seek(ms) {
     this.clockMs = Math.min(Math.max(ms, this.windowStart), this.windowEnd);
     this.lastTick = performance.now();
@@ -181,8 +201,9 @@ class Grid {
     const elapsed = now - this.lastTick;
     this.lastTick = now;
     const waiting = this.tiles.some((t) => ["playing", "joining"].includes(t.element.dataset.state) && t.video.readyState < 3);
-    if (this.running && !waiting) this.clockMs += elapsed;
-    for (const tile of this.tiles) tile.follow(this.clockMs, this.running && !waiting);
+    if (this.advancing) this.clockMs += elapsed;
+    this.advancing = this.running && !waiting;
+    for (const tile of this.tiles) tile.follow(this.clockMs, this.advancing);
     const clock = $("#grid-clock");
     clock.dataset.time = iso(this.clockMs);
     clock.textContent = new Date(this.clockMs).toISOString().replace("T", " ").slice(0, 19) + " UTC";
@@ -197,12 +218,14 @@ class Grid {
     history.replaceState(null, "", `${location.pathname}?${params}`);
   }
 
-  /** Each tile's wall-clock moment at one instant (tests, figures): {clock, tiles: {device: ms|null}}. */
+  /** Each tile's wall-clock moment at one instant (tests, figures): {clock, tiles: {device: ms|null},
+   * states, positions: {device: media seconds}}. */
   sample() {
     return {
-      clock: this.clockMs,
+      clock: this.now(),
       tiles: Object.fromEntries(this.tiles.map((t) => [t.device, t.element.dataset.state === "playing" ? t.moment() : null])),
       states: Object.fromEntries(this.tiles.map((t) => [t.device, t.element.dataset.state])),
+      positions: Object.fromEntries(this.tiles.map((t) => [t.device, t.video.currentTime])),
     };
   }
 }
