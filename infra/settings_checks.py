@@ -185,7 +185,10 @@ def _validate_viewer(settings: StackSettings) -> None:
         if settings.viewer_oidc_client_id is None:
             fail("viewer_oidc_token_origin", "is only used with viewer_oidc_client_id")
         if not _ORIGIN_RE.fullmatch(token_origin):
-            fail("viewer_oidc_token_origin", f"{token_origin!r} is not an origin like https://host[:port]")
+            fail(
+                "viewer_oidc_token_origin",
+                f"{token_origin!r} is not an origin like https://host[:port]",
+            )
 
 
 def _validate_reconcile(settings: StackSettings) -> None:

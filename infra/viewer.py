@@ -30,7 +30,10 @@ def bucket_origins(bucket_name: str, region: str, *, dotted: bool = False) -> li
     a virtual host under https: botocore signs path-style URLs on S3's own hosts then."""
     if dotted:
         return ["https://s3.amazonaws.com", f"https://s3.{region}.amazonaws.com"]
-    return [f"https://{bucket_name}.s3.amazonaws.com", f"https://{bucket_name}.s3.{region}.amazonaws.com"]
+    return [
+        f"https://{bucket_name}.s3.amazonaws.com",
+        f"https://{bucket_name}.s3.{region}.amazonaws.com",
+    ]
 
 
 def origin_of(url: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any, Final
 
 import pytest
 
-from tests.api.test_access_matrix import BODIES, IN_SCOPE, WINDOW, jwt, world  # noqa: F401
+from tests.api import test_access_matrix as matrix
+from tests.api.test_access_matrix import BODIES, IN_SCOPE, WINDOW, jwt
 from video_index.annotations.identity import local_authorizer
 from video_index.api.access import configure_policy
 from video_index.core.access import AccessPolicy
@@ -32,6 +33,9 @@ EXPECTED: Final = {
     ],
 }  # fmt: skip
 ROLES: Final = ("viewer", "reviewer", "operator", "admin")
+#: The matrix's world: two devices with footage, every capability's service (holds,
+#: deletions, exports) on moto.
+world = matrix.world
 
 
 def me(world: ApiWorld, authorizer: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:

@@ -92,7 +92,8 @@ def forged_annotation(page: Page) -> int:
     status: int = page.evaluate(
         """async (device) => (await fetch(`devices/${device}/annotations`, {
           method: "POST", headers: {"Content-Type": "application/json"},
-          body: JSON.stringify({target: {from: "2026-05-12T08:00:10Z", to: "2026-05-12T08:00:12Z"}}),
+          body: JSON.stringify({target: {from: "2026-05-12T08:00:10Z",
+                                         to: "2026-05-12T08:00:12Z"}}),
         })).status""",
         DEVICE,
     )
@@ -171,7 +172,7 @@ def test_a_reviewer_annotates_and_only_reviews_anothers_annotation(
     form.locator("select[name=status]").select_option("approved")
     form.locator("button[name=save]").click()
     # Then the API has it approved by them, everything else as it was
-    page.locator(f"[data-testid=annotation][data-status=approved]", has_text=THEIRS).wait_for()
+    page.locator("[data-testid=annotation][data-status=approved]", has_text=THEIRS).wait_for()
     reviewed = _annotation(stack, theirs.get_attribute("data-annotation-id") or "")
     assert (reviewed["status"], reviewed["updated_by"], reviewed["created_by"]) == (
         "approved",

@@ -81,6 +81,7 @@ def content_security_policy(environ: Mapping[str, str] | None = None) -> str:
 
 @cache
 def _policy(named: str | None) -> str:
+    connect: tuple[str, ...]
     if named is None:
         connect = LOOPBACK_ORIGINS
     else:
