@@ -34,6 +34,7 @@ from infra.python_function import (
     segment_read_statements,
 )
 from infra.settings import StackSettings
+from infra.viewer import viewer_environment
 from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
     API_HANDLER,
@@ -53,8 +54,6 @@ from video_index.core.contract import (
     ENV_SILENT_AFTER_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
-    ENV_VIEWER_OIDC_CLIENT_ID,
-    ENV_VIEWER_OIDC_ISSUER,
     EXPORTS_PREFIX,
     VIEWER_PATHS,
 )
@@ -316,7 +315,7 @@ class QueryApi(Construct):
                 ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
                 ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
                 ENV_RETENTION_DAYS: json.dumps(settings.retention_days),
-                **self._viewer_environment(settings),
+                **viewer_environment(settings, bucket, Stack.of(self).region),
                 **(
                     {ENV_ACCESS_POLICY: settings.access_policy}
                     if settings.access_policy is not None
@@ -328,16 +327,6 @@ class QueryApi(Construct):
             # The viewer's player library, from npm (docs/viewer.md): never committed.
             extra_files={VENDOR_ASSET_PATH: npm_hls_js()} if settings.viewer_enabled else None,
         )
-
-    @staticmethod
-    def _viewer_environment(settings: StackSettings) -> dict[str, str]:
-        """How the viewer's page signs in: the issuer and its public client, when set."""
-        if not settings.viewer_enabled or settings.viewer_oidc_client_id is None:
-            return {}
-        return {
-            ENV_VIEWER_OIDC_ISSUER: str(settings.api_jwt_issuer),
-            ENV_VIEWER_OIDC_CLIENT_ID: settings.viewer_oidc_client_id,
-        }
 
     @staticmethod
     def _cors(settings: StackSettings) -> apigwv2.CorsPreflightOptions | None:

@@ -167,6 +167,10 @@ class StackSettings:
     #: ``api_jwt_issuer``); the tokens it gets must carry one of ``api_jwt_audience``.
     #: Without it, people paste a token.
     viewer_oidc_client_id: str | None = None
+    #: The origin of the identity provider's token endpoint when it is not the issuer's
+    #: (Cognito: the user pool's domain, ``https://<prefix>.auth.<region>.amazoncognito.com``):
+    #: the viewer's content security policy lets the page connect there and nowhere else.
+    viewer_oidc_token_origin: str | None = None
     #: Clip exports (docs/playback.md): days an export is kept, the export Lambda's
     #: memory and ephemeral storage, and the largest export (the sum of its files).
     export_retention_days: int = 7

@@ -180,6 +180,15 @@ def _validate_viewer(settings: StackSettings) -> None:
         fail("viewer", "needs api_auth 'jwt': a page in a browser cannot sign IAM requests")
     if settings.viewer_oidc_client_id is not None and not settings.viewer_enabled:
         fail("viewer_oidc_client_id", "is only used when viewer is 'on'")
+    token_origin = settings.viewer_oidc_token_origin
+    if token_origin is not None:
+        if settings.viewer_oidc_client_id is None:
+            fail("viewer_oidc_token_origin", "is only used with viewer_oidc_client_id")
+        if not _ORIGIN_RE.fullmatch(token_origin):
+            fail(
+                "viewer_oidc_token_origin",
+                f"{token_origin!r} is not an origin like https://host[:port]",
+            )
 
 
 def _validate_reconcile(settings: StackSettings) -> None:

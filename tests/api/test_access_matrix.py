@@ -91,6 +91,8 @@ def test_every_route_declares_a_rule_and_401_403_in_the_document() -> None:
         .model_dump(by_alias=True, exclude_none=True)
     )
     assert len(ROUTES) >= 23
+    # (GET /me, which the viewer reads to show only what the role allows, is one of them)
+    assert ("GET", "/me", Rule(Role.VIEWER)) in ROUTES
     for path, item in document["paths"].items():
         for method, operation in item.items():
             assert {401, 403} <= {int(s) for s in operation["responses"]}, f"{method} {path}"

@@ -39,6 +39,8 @@ VIEWER_CONTEXT = {
     "api_jwt_audience": "viewer-web, ops-console",
     "viewer": "on",
     "viewer_oidc_client_id": "viewer-web",
+    # Cognito's token endpoint is on the user pool's domain, not on the issuer's host
+    "viewer_oidc_token_origin": "https://video.auth.eu-west-1.amazoncognito.com",
 }
 
 

@@ -59,6 +59,7 @@ DOCUMENTED_PATHS = [
     "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/holds/{hold_id}",
+    "/me",
     "/openapi.json",
 ]
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,

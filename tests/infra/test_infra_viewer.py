@@ -20,9 +20,16 @@ from cdk_nag import AwsSolutionsChecks
 
 from app import build
 from infra.settings import SettingsError
+from infra.viewer import bucket_origins
 from tests.infra.conftest import VIEWER_CONTEXT
 from tests.infra.template import Synth
-from video_index.viewer.assets import HLS_JS_FILE, STATIC_DIR, npm_hls_js
+from video_index.core.contract import ENV_VIEWER_CONNECT_ORIGINS
+from video_index.viewer.assets import (
+    HLS_JS_FILE,
+    STATIC_DIR,
+    content_security_policy,
+    npm_hls_js,
+)
 
 EVENTS = Path(__file__).resolve().parents[2] / "worlds" / "events"
 VENDOR = Path("video_index") / "viewer" / "vendor" / HLS_JS_FILE
@@ -77,6 +84,49 @@ def test_the_function_tells_the_page_its_oidc_client_and_the_stack_outputs_the_u
     assert parts[0] == "https://" and parts[-1] == "/viewer"
 
 
+def _resolved(value: object, names: dict[str, str]) -> str:
+    """An environment value, its ``Ref``s replaced by the names the deployment gives them."""
+    if isinstance(value, str):
+        return value
+    assert isinstance(value, dict)
+    separator, parts = value["Fn::Join"]
+    return str(separator).join(p if isinstance(p, str) else names[p["Ref"]] for p in parts)
+
+
+def test_the_page_may_connect_to_its_api_bucket_and_identity_provider_and_nowhere_else(
+    viewer_synth: Synth,
+) -> None:
+    # Given the origins the API function names for the page, as deployed in eu-west-1 with a
+    # segment bucket named "segments-1"
+    env = viewer_synth.props(viewer_synth.video_index.api.function)["Environment"]["Variables"]
+    bucket = viewer_synth.logical_id(viewer_synth.video_index.storage.bucket)
+    named = _resolved(
+        env[ENV_VIEWER_CONNECT_ORIGINS], {bucket: "segments-1", "AWS::Region": "eu-west-1"}
+    )
+    # When the page is served with them
+    policy = content_security_policy({ENV_VIEWER_CONNECT_ORIGINS: named})
+    (connect,) = [d for d in policy.split("; ") if d.startswith("connect-src ")]
+    # Then it may connect to its own origin, the bucket (as botocore presigns it, globally,
+    # and regionally), the issuer (discovery) and Cognito's token endpoint: nothing else
+    assert connect.split()[1:] == [
+        "'self'",
+        "https://segments-1.s3.amazonaws.com",
+        "https://segments-1.s3.eu-west-1.amazonaws.com",
+        "https://issuer.example.com",
+        VIEWER_CONTEXT["viewer_oidc_token_origin"],
+    ]
+    assert "https:" not in connect.split() and "http:" not in connect
+
+
+def test_a_bucket_name_with_dots_is_reached_path_style() -> None:
+    # Given a bucket named with dots (no https virtual host can carry it)
+    # Then the page connects to S3's own hosts, where botocore signs path-style URLs
+    assert bucket_origins("video.segments", "eu-west-1", dotted=True) == [
+        "https://s3.amazonaws.com",
+        "https://s3.eu-west-1.amazonaws.com",
+    ]
+
+
 def test_without_the_viewer_nothing_of_it_is_deployed(synth: Synth) -> None:
     # Given the default stack
     env = synth.props(synth.video_index.api.function)["Environment"]["Variables"]
@@ -92,6 +142,16 @@ def test_without_the_viewer_nothing_of_it_is_deployed(synth: Synth) -> None:
         ({"viewer": "on"}, "viewer", "needs api_auth 'jwt'"),
         ({**VIEWER_CONTEXT, "viewer": "yes"}, "viewer", "must be 'on' or 'off'"),
         ({"viewer_oidc_client_id": "web"}, "viewer_oidc_client_id", "only used when viewer"),
+        (
+            {**VIEWER_CONTEXT, "viewer_oidc_token_origin": "http://video.auth.example.com"},
+            "viewer_oidc_token_origin",
+            "https://host",
+        ),
+        (
+            {**{k: v for k, v in VIEWER_CONTEXT.items() if k != "viewer_oidc_client_id"}},
+            "viewer_oidc_token_origin",
+            "only used with viewer_oidc_client_id",
+        ),
     ],
 )
 def test_bad_viewer_context_stops_synthesis_naming_the_key(

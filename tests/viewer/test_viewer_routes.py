@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from video_index.core.contract import ENV_VIEWER_CONNECT_ORIGINS
+from video_index.core.errors import ConfigurationError
 from video_index.local.context import LocalLambdaContext
 from video_index.viewer import assets
 from worlds import events as ev
@@ -66,6 +68,57 @@ def test_the_page_is_served_with_its_policy_and_revalidated_by_etag(handler: Any
     # Then the browser's copy is current: 304, no body
     assert (status, body) == (304, b"")
     assert again["ETag"] == headers["ETag"]
+
+
+def _connect_src(headers: dict[str, str]) -> list[str]:
+    (directive,) = [
+        d for d in headers["Content-Security-Policy"].split("; ") if d.startswith("connect-src ")
+    ]
+    return directive.split()[1:]
+
+
+def test_deployed_the_page_connects_only_to_its_api_and_the_named_https_origins(
+    handler: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the origins the deployment names for the page (the bucket, the identity provider)
+    named = [
+        "https://segments-1.s3.amazonaws.com",
+        "https://segments-1.s3.eu-west-1.amazonaws.com",
+        "https://video.auth.eu-west-1.amazoncognito.com",
+    ]
+    monkeypatch.setenv(ENV_VIEWER_CONNECT_ORIGINS, " ".join(named))
+    # When the page is asked for
+    status, headers, _ = call(handler, "/viewer")
+    # Then it may connect to its own origin and those, and to nothing else: no wildcard,
+    # no http origin, no loopback
+    assert status == 200
+    assert _connect_src(headers) == ["'self'", *named]
+
+
+def test_locally_the_page_may_also_reach_loopback_ports(handler: Any) -> None:
+    # Given no origins named (the local stack: its bucket is a loopback port of moto)
+    # When the page is asked for
+    status, headers, _ = call(handler, "/viewer")
+    # Then it may connect to its own origin and loopback, and no https host at all
+    assert status == 200
+    assert _connect_src(headers) == ["'self'", "http://127.0.0.1:*", "http://localhost:*"]
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://segments-1.s3.amazonaws.com", "https:", "https://*.amazonaws.com"]
+)
+def test_a_named_origin_that_is_not_one_https_host_is_a_503(
+    handler: Any, monkeypatch: pytest.MonkeyPatch, origin: str
+) -> None:
+    # Given a deployment naming an http origin, a scheme alone, or a wildcard
+    monkeypatch.setenv(ENV_VIEWER_CONNECT_ORIGINS, f"https://segments-1.s3.amazonaws.com {origin}")
+    # When the page is asked for
+    status, _, _ = call(handler, "/viewer")
+    # Then it is not served under a loose policy: the API is misconfigured (503, as for any
+    # bad setting), and the log says which origin
+    assert status == 503
+    with pytest.raises(ConfigurationError, match=re.escape(repr(origin))):
+        assets.content_security_policy()
 
 
 def test_files_are_gzipped_for_browsers_that_accept_it(handler: Any) -> None:

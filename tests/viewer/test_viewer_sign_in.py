@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import threading
 from collections.abc import Iterator
@@ -22,7 +23,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
+from infra.viewer import origin_of
 from tests.support.local_stack import RunningStack
+from video_index.core.contract import ENV_VIEWER_CONNECT_ORIGINS
+from video_index.viewer.assets import content_security_policy
 
 ISSUER = "https://idp.example.com/pool-1"
 CLIENT_ID = "viewer-web"
@@ -48,9 +52,19 @@ class Provider:
         self.token: dict[str, str] = {}
         self.state_override: str | None = None
         context.route(f"{viewer}/config.json", self.config)
+        # (the page as a deployment configured for this provider serves it: its policy lets
+        # the page reach the provider, which the local stack's does not)
+        context.route(lambda url: urlsplit(url).path == urlsplit(viewer).path, self.page)
         context.route(f"{ISSUER}/.well-known/openid-configuration", self.discovery)
         context.route(f"{ISSUER}/authorize?*", self.login)
         context.route(f"{ISSUER}/token", self.exchange)
+
+    def page(self, route: Route) -> None:
+        served = route.fetch()
+        deployed = content_security_policy({ENV_VIEWER_CONNECT_ORIGINS: origin_of(ISSUER)})
+        route.fulfill(
+            response=served, headers={**served.headers, "content-security-policy": deployed}
+        )
 
     def config(self, route: Route) -> None:
         route.fulfill(json={"oidc": {"issuer": ISSUER, "client_id": CLIENT_ID}})
@@ -71,7 +85,11 @@ class Provider:
         self.authorize = query
         state = self.state_override or query["state"]
         back = f"{query['redirect_uri']}?{urlencode({'code': 'the-code', 'state': state})}"
-        route.fulfill(status=302, headers={"location": back})
+        # (by a page that navigates there, as a provider's consent page does: Playwright
+        # routes no request that follows a redirect, and the page coming back must be served
+        # as the deployment serves it, with the policy that lets it reach the token endpoint)
+        page = f'<meta http-equiv="refresh" content="0;url={html.escape(back)}">'
+        route.fulfill(status=200, content_type="text/html", body=page)
 
     def exchange(self, route: Route) -> None:
         form = {k: v[0] for k, v in parse_qs(route.request.post_data or "").items()}

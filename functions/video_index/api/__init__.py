@@ -6,7 +6,8 @@
 * :mod:`.params` — parameters parsed and validated, each failure naming its parameter;
 * :mod:`.errors` — the error body, its statuses and how each is documented.
 * :mod:`.access` — who may call each route, decided once before any route runs
-  (docs/access.md); :mod:`.caller` — the verified caller a route reads.
+  (docs/access.md); :mod:`.caller` — the verified caller a route reads; :mod:`.me` —
+  ``GET /me``, the caller's roles, actions and scope (the app includes its router).
 
 Capability packages (query, annotations, deletion, media, viewer) import this package and
 never each other's routes; :mod:`video_index.app` joins them. This package imports only

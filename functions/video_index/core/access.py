@@ -71,6 +71,26 @@ class Role(IntEnum):
             ) from None
 
 
+#: What each role may do, by name: ``GET /me`` answers the caller's, and the viewer shows
+#: the controls of those and no others. Each action is the route or guard it names
+#: (tests/api/test_me.py checks each against the OpenAPI rule or the guard's answer).
+ACTIONS: Final[Mapping[str, Role]] = {
+    "read": Role.VIEWER,  # devices, calendars, segments, media, overlays, annotations, holds
+    "annotate": Role.REVIEWER,  # create annotations; change or delete one's own
+    "review": Role.REVIEWER,  # set the review status of anyone's annotation
+    "export": Role.OPERATOR,  # clip exports
+    "delete": Role.OPERATOR,  # deletion requests within the policy; withdraw one's own
+    "hold": Role.OPERATOR,  # place evidence holds; release one's own
+    "erase": Role.ADMIN,  # deletion requests with erase=true
+    "manage_others": Role.ADMIN,  # others' annotations, deletion requests and holds
+}
+
+
+def actions_of(role: Role | None) -> list[str]:
+    """The actions ``role`` allows (none without a role), in :data:`ACTIONS` order."""
+    return [name for name, needed in ACTIONS.items() if role is not None and role >= needed]
+
+
 class AccessDenied(VideoIndexError):
     """The caller may not do this; :attr:`status` is the HTTP answer."""
 

@@ -75,6 +75,9 @@ ENV_RETENTION_DAYS: Final = "VIDEO_INDEX_RETENTION_DAYS"
 #: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
 ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
 ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"
+#: The origins the viewer's page may connect to besides the API's own (its CSP ``connect-src``,
+#: docs/viewer.md): the segment bucket's, and the identity provider's. Space-separated.
+ENV_VIEWER_CONNECT_ORIGINS: Final = "VIDEO_INDEX_VIEWER_CONNECT_ORIGINS"
 
 # --- the segment bucket -------------------------------------------------------------------
 

@@ -20,13 +20,19 @@ import gzip
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Final
 
-from video_index.core.contract import ENV_VIEWER_OIDC_CLIENT_ID, ENV_VIEWER_OIDC_ISSUER
+from video_index.core.contract import (
+    ENV_VIEWER_CONNECT_ORIGINS,
+    ENV_VIEWER_OIDC_CLIENT_ID,
+    ENV_VIEWER_OIDC_ISSUER,
+)
+from video_index.core.errors import ConfigurationError
 
 PACKAGE_DIR: Final = Path(__file__).resolve().parent
 STATIC_DIR: Final = PACKAGE_DIR / "static"
@@ -56,24 +62,51 @@ CONTENT_TYPES: Final[Mapping[str, str]] = {
     ".svg": "image/svg+xml",
 }
 
-#: What the page may do: scripts and styles of its own origin only (no inline code), media
-#: from MediaSource blobs, requests to its API and to wherever the API's presigned URLs
-#: point (the bucket, whose name the page cannot know), and no framing.
-CONTENT_SECURITY_POLICY: Final = "; ".join(
-    (
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "media-src 'self' blob:",
-        "connect-src 'self' https: http://127.0.0.1:* http://localhost:*",
-        "worker-src 'self' blob:",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
+#: Where a page served without :data:`ENV_VIEWER_CONNECT_ORIGINS` (``video-index local``,
+#: whose bucket is a loopback port) may connect besides its own origin.
+LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*")
+#: An origin the deployment names: https, a host, perhaps a port; nothing else.
+_HTTPS_ORIGIN: Final = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
+
+
+def content_security_policy(environ: Mapping[str, str] | None = None) -> str:
+    """What the page may do: scripts and styles of its own origin only (no inline code),
+    media from MediaSource blobs, no framing, and requests to its own origin (the API) and
+    the origins the deployment names (:data:`ENV_VIEWER_CONNECT_ORIGINS`: the segment
+    bucket, the identity provider), https only. Without that variable (the local stack)
+    the page may reach loopback ports, where the local bucket is."""
+    env = os.environ if environ is None else environ
+    return _policy(env.get(ENV_VIEWER_CONNECT_ORIGINS))
+
+
+@cache
+def _policy(named: str | None) -> str:
+    connect: tuple[str, ...]
+    if named is None:
+        connect = LOOPBACK_ORIGINS
+    else:
+        connect = tuple(named.split())
+        wrong = [origin for origin in connect if not _HTTPS_ORIGIN.fullmatch(origin)]
+        if wrong:
+            raise ConfigurationError(
+                f"{ENV_VIEWER_CONNECT_ORIGINS} must list https://host[:port] origins only, "
+                f"not {', '.join(map(repr, wrong))}"
+            )
+    return "; ".join(
+        (
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "media-src 'self' blob:",
+            " ".join(("connect-src 'self'", *connect)),
+            "worker-src 'self' blob:",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        )
     )
-)
 
 
 class MissingAsset(LookupError):

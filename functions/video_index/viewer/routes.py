@@ -23,11 +23,11 @@ from video_index.api.errors import responses
 from video_index.core.access import public
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.viewer.assets import (
-    CONTENT_SECURITY_POLICY,
     INDEX_NAME,
     Asset,
     MissingAsset,
     asset,
+    content_security_policy,
 )
 
 #: A file name of the viewer: one path segment, no way up or sideways.
@@ -73,7 +73,7 @@ def _conditional(found: Asset) -> Response[Any]:
         "X-Content-Type-Options": "nosniff",
     }
     if found.content_type.startswith("text/html"):
-        common["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        common["Content-Security-Policy"] = content_security_policy()
         common["Referrer-Policy"] = "no-referrer"
     tags = {tag.strip() for tag in str(headers.get("if-none-match") or "").split(",")}
     if found.etag in tags or f"W/{found.etag}" in tags:

@@ -3,7 +3,10 @@
 // version the user saw (`If-Match`). When someone else changed it meanwhile the API answers
 // 412: the page shows their version beside the user's and lets the user choose — keep
 // theirs, go back to editing, or knowingly save over theirs. Nothing is overwritten silently.
+// Only the controls the caller's role allows are shown (access.js): a reviewer edits their
+// own annotations and only the review status of others'; an admin edits any.
 
+import { can, owns } from "./access.js";
 import { ApiError, all, devicePath, request } from "./api.js";
 import { h, clear, status } from "./dom.js";
 import { TimeField } from "./form-times.js";
@@ -35,6 +38,7 @@ export class Annotations {
     this.items = [];
     this.window = null;
     this.editing = null; // {id, etag} while editing, null while adding
+    this.reviewOnly = false; // editing another's annotation: its review status only
     // The form's times keep the instants they were given (docs/viewer.md)
     this.from = new TimeField(form.elements.from, form.elements.fromOffset);
     this.to = new TimeField(form.elements.to, form.elements.toOffset);
@@ -89,12 +93,25 @@ export class Annotations {
       item.description ? h("p", { class: "description", text: item.description }) : null,
       item.tags && item.tags.length ? h("p", { class: "tags" }, item.tags.map((tag) => h("span", { class: "tag", text: tag }))) : null,
       h("p", { class: "meta", text: `v${item.version} · ${item.updated_by || item.created_by || "?"} · ${item.updated_at ? dateTime(parseIso(item.updated_at), zone) : ""}` }),
-      h("div", { class: "actions" },
-        h("button", { type: "button", "data-action": "edit", onclick: () => this.openEdit(item.annotation_id), text: "Edit" }),
-        h("button", { type: "button", "data-action": "delete", onclick: () => this.remove(item), text: "Delete" }))));
+      this.actions(item)));
     }
     this.mark(this.lastMoment ?? null, this.lastSegment ?? null);
     this.onChange(this.items);
+  }
+
+  /** The controls of one listed annotation the caller may use (none for a viewer). */
+  actions(item) {
+    const mine = owns(item) && can("annotate");
+    const any = can("manage_others");
+    const review = !mine && !any && can("review");
+    if (!mine && !any && !review) return null;
+    return h("div", { class: "actions" },
+      h("button", {
+        type: "button", "data-action": review ? "review" : "edit",
+        onclick: () => this.openEdit(item.annotation_id, { reviewOnly: review }),
+        text: review ? "Review" : "Edit",
+      }),
+      mine || any ? h("button", { type: "button", "data-action": "delete", onclick: () => this.remove(item), text: "Delete" }) : null);
   }
 
   /** Mark the annotations that cover the moment `ms` or target the segment playing. */
@@ -114,9 +131,11 @@ export class Annotations {
   // --- the form -----------------------------------------------------------------------------
 
   openNew() {
+    if (!can("annotate")) return;
     const { moment, zone, segment } = this.context();
     const start = moment ?? Date.now();
     this.editing = null;
+    this.reviewOnly = false;
     this.fill({
       target: { from: iso(start), to: iso(start + 10_000) }, description: "", status: "pending", tags: [],
     }, zone, segment);
@@ -124,13 +143,15 @@ export class Annotations {
     this.show();
   }
 
-  async openEdit(id) {
+  async openEdit(id, { reviewOnly = false } = {}) {
     const { device, zone, segment } = this.context();
     try {
       const { data, etag } = await request(devicePath(device, `/annotations/${encodeURIComponent(id)}`));
       this.editing = { id, etag, version: data.version };
+      this.reviewOnly = reviewOnly;
       this.fill(data, zone, segment);
-      this.form.querySelector(".form-title").textContent = `Edit annotation (version ${data.version})`;
+      const verb = reviewOnly ? "Review" : "Edit";
+      this.form.querySelector(".form-title").textContent = `${verb} annotation (version ${data.version})`;
       this.show();
     } catch (error) {
       status(`could not open the annotation: ${error.message}`, "error");
@@ -158,22 +179,26 @@ export class Annotations {
   syncTarget() {
     const fields = this.form.elements;
     const onSegment = fields.target.value === "segment";
-    fields.from.disabled = onSegment;
-    fields.to.disabled = onSegment;
+    fields.from.disabled = onSegment || this.reviewOnly;
+    fields.to.disabled = onSegment || this.reviewOnly;
     fields.segment.disabled = !onSegment;
+    // Reviewing another's annotation: the server accepts a change of its status only.
+    for (const name of ["description", "tags"]) fields[name].disabled = this.reviewOnly;
+    for (const radio of this.form.querySelectorAll("input[name=target]")) radio.disabled = this.reviewOnly;
     this.from.refreshChoices();
     this.to.refreshChoices();
-    this.form.querySelector("[data-target=segment]").disabled = !fields.segment.value;
+    this.form.querySelector("[data-target=segment]").disabled = !fields.segment.value || this.reviewOnly;
   }
 
   show() {
     this.form.hidden = false;
-    this.form.elements.description.focus();
+    this.form.elements[this.reviewOnly ? "status" : "description"].focus();
   }
 
   closeForm() {
     this.form.hidden = true;
     this.editing = null;
+    this.reviewOnly = false;
   }
 
   /** The form as the API's body; throws with a message naming the field. */

@@ -1,7 +1,9 @@
 // The viewer: pick a device, see its month in a time zone, open a day, play from any moment,
 // see the sensor/analysis data and annotations of the moment, annotate. The address holds the
-// state (?device=&date=&tz=&t=), so every view is a link (docs/viewer.md).
+// state (?device=&date=&tz=&t=), so every view is a link (docs/viewer.md). Only the controls the
+// caller's role allows are shown (GET /me, access.js); the devices are those the API lists.
 
+import { applyAccess, can, loadAccess } from "./access.js";
 import { ApiError, devicePath, get } from "./api.js";
 import { Annotations, spanOf } from "./annotations.js";
 import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken, token } from "./auth.js";
@@ -117,7 +119,14 @@ async function applyAddress() {
     showDevice(null);
     return;
   }
-  await openDevice(device, { date, t: Number.isFinite(t) ? t : null, push: false });
+  try {
+    await openDevice(device, { date, t: Number.isFinite(t) ? t : null, push: false });
+  } catch (error) {
+    // A device that does not exist, or one outside the caller's scope: the same answer.
+    if (!(error instanceof ApiError && error.status === 404 && error.body?.error?.parameter === "device")) throw error;
+    showDevice(null);
+    status(`no such device ${JSON.stringify(device)}`, "error");
+  }
 }
 
 // --- devices -------------------------------------------------------------------------------
@@ -391,6 +400,8 @@ function setupSignIn() {
       return;
     }
     showIdentity();
+    await loadAccess();
+    if (annotations.window) annotations.render();
     await loadDevices();
   }));
   window.addEventListener("auth-required", () => openSignIn("The API asks for a sign-in (401)."));
@@ -419,7 +430,7 @@ function setupKeys() {
         player.seekBy(10);
         break;
       case "a":
-        if (!state.day) return;
+        if (!state.day || !can("annotate")) return;
         annotations.openNew();
         break;
       case "[":
@@ -459,6 +470,8 @@ async function start() {
     report(error, "signing in");
   }
   showIdentity();
+  applyAccess(); // nothing the role may not do is shown while /me is asked
+  await loadAccess().catch((error) => report(error, "asking who you are"));
   if (!player.supported) status("this browser cannot play HLS with Media Source Extensions", "error");
   await loadDevices();
   await applyAddress();
