@@ -8,6 +8,7 @@ import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken,
 import { focusDay, renderCalendar } from "./calendar.js";
 import { renderDevices } from "./devices.js";
 import { $, h, clear, status } from "./dom.js";
+import { Exporter } from "./export.js";
 import { duration } from "./format.js";
 import { Overlays } from "./overlays.js";
 import { Player } from "./player.js";
@@ -59,6 +60,7 @@ const ui = {
 const timeline = new Timeline($("#timeline"), {
   onPick: (ms, clickedAt) => playFrom(ms, clickedAt).catch((error) => report(error, "playing")),
 });
+const exporter = new Exporter($("#export-form"), $("#timeline"), timeline);
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
@@ -220,6 +222,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   ui.momentSection.hidden = false;
   drawTimeline(annotations.items);
   drawRanges();
+  exporter.setDay({ device, start, end, zone: state.zone });
   writeAddress({ push });
   annotations.load(device, start, end).catch((error) => report(error, "loading the annotations"));
   if (t !== null) await playFrom(t);
