@@ -125,6 +125,7 @@ def test_a_done_clip_downloads_as_an_attachment_named_after_the_device_and_windo
     # Given a done export of a real file
     world.put("video", DEVICE, at(29, 10), 2_000, media="ts")
     status, job, headers = world.call("POST", f"/devices/{DEVICE}/exports", body=_window())
+    assert status == 202
     ExportWorker(world.services.exports).handle(
         _message(json.dumps({"export_id": job["export_id"]})), None
     )
