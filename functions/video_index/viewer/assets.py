@@ -64,7 +64,7 @@ CONTENT_SECURITY_POLICY: Final = "; ".join(
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self' data:",
+        "img-src 'self' data: blob:",
         "media-src 'self' blob:",
         "connect-src 'self' https: http://127.0.0.1:* http://localhost:*",
         "worker-src 'self' blob:",

@@ -12,6 +12,7 @@ import { Exporter } from "./export.js";
 import { duration } from "./format.js";
 import { Overlays } from "./overlays.js";
 import { Player } from "./player.js";
+import { Previews } from "./previews.js";
 import { Timeline } from "./timeline.js";
 import {
   addDays, addMonths, allZones, browserZone, clockTime, dateTime, dayBounds, dayTitle, iso,
@@ -61,6 +62,7 @@ const timeline = new Timeline($("#timeline"), {
   onPick: (ms, clickedAt) => playFrom(ms, clickedAt).catch((error) => report(error, "playing")),
 });
 const exporter = new Exporter($("#export-form"), $("#timeline"), timeline);
+new Previews($("#timeline"), timeline, () => state.device);
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
