@@ -121,3 +121,23 @@ def test_the_strip_shows_a_frame_of_each_hour_with_footage(page: Page, stack: Ru
         assert page.get_attribute(selector, "alt") == f"Frame at {shown:%H:%M:%S}"
         # ... and loaded
         assert loaded(page, selector) > 0
+
+
+def test_moving_the_focused_timelines_cursor_shows_the_cursors_frame(
+    page: Page, stack: RunningStack
+) -> None:
+    page.goto(f"{stack.ready['viewer']}?{urlencode({'device': DEVICE, 'date': DAY, 'tz': 'UTC'})}")
+    page.wait_for_selector("[data-testid=range]")
+    # When the keyboard moves the timeline's cursor to 14:00 (Home, then an hour at a time)
+    page.focus("[data-testid=timeline]")
+    page.keyboard.press("Home")
+    for _ in range(14):
+        page.keyboard.press("PageUp")
+    # Then the preview shows the frame of 14:00, and it loads
+    page.wait_for_selector("[data-testid=frame-preview]:not([hidden])")
+    image = "[data-testid=frame-preview-image]"
+    assert moment_of(page.get_attribute(image, "src") or "") == MIDNIGHT + timedelta(hours=14)
+    assert loaded(page, image) > 0
+    # And it goes when the focus leaves the timeline
+    page.keyboard.press("Tab")
+    page.wait_for_selector("[data-testid=frame-preview]", state="hidden")

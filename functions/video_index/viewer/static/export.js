@@ -113,6 +113,19 @@ export class Exporter {
     };
     this.root.addEventListener("pointerup", end);
     this.root.addEventListener("pointercancel", end);
+    // The keyboard's way: on the focused timeline, S and E put the window's start and end
+    // at its cursor (moved with the arrow keys).
+    this.root.addEventListener("keydown", (event) => {
+      const key = event.key.toLowerCase();
+      if (!this.day || event.target !== track() || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (key !== "s" && key !== "e") return;
+      const ms = this.timeline.cursorMs ?? this.day.start;
+      event.preventDefault();
+      const window = this.window(false);
+      if (key === "s") this.select(ms, window && window[1] > ms ? window[1] : Math.min(ms + 60_000, this.day.end));
+      else this.select(window && window[0] < ms ? window[0] : Math.max(ms - 60_000, this.day.start), ms);
+      this.say(`Export window: ${clockTime(this.from.value("From"), this.day.zone)} – ${clockTime(this.to.value("To"), this.day.zone)}`, "info");
+    });
     // The click that ends a drag is the selection's, not a moment to play: stopped on its
     // way down, before the track's own listener sees it.
     this.root.addEventListener("click", (event) => {
@@ -169,7 +182,7 @@ export class Exporter {
     if (job.segments === 0) {
       // The API queues it anyway (and fails it); the person learns now, in words.
       this.progress.hidden = true;
-      this.say(`No footage between ${what}: there is nothing to export. Choose a window over the green ranges.`, "error");
+      this.say(`No footage between ${what} (no playable video file): there is nothing to export. Choose a window over the green ranges.`, "error");
       return;
     }
     this.follow(job);

@@ -37,6 +37,11 @@ export class Previews {
     this.lastAt = 0;
     this.timer = 0;
     this.image = h("img", { alt: "", width: String(HOVER_WIDTH), "data-testid": "frame-preview-image" });
+    this.image.addEventListener("error", () => {
+      this.preview.dataset.state = "missing";
+      this.caption.textContent = `${this.caption.textContent.split(" ")[0]} (no picture)`;
+    });
+    this.image.addEventListener("load", () => { this.preview.dataset.state = "shown"; });
     this.caption = h("figcaption");
     this.preview = h("figure", { class: "frame-preview", hidden: true, "aria-hidden": "true", "data-testid": "frame-preview" },
       this.image, this.caption);
@@ -46,16 +51,27 @@ export class Previews {
       if (event.target.closest(".track")) this.hover(event.clientX);
     });
     root.addEventListener("pointerleave", () => this.hide());
+    // The keyboard's way: moving the focused timeline's cursor shows the cursor's frame.
+    root.addEventListener("keyup", (event) => {
+      if (event.target === timeline.track && timeline.cursorMs !== null && /^(Arrow|Page|Home|End)/.test(event.key)) {
+        this.showAt(timeline.cursorMs);
+      }
+    });
+    root.addEventListener("focusout", () => this.hide());
     timeline.afterRender((day, spans) => this.drawStrip(day, spans));
   }
 
   // --- hover ----------------------------------------------------------------------------------
 
   hover(clientX) {
-    const day = this.timeline.day;
-    if (!day || !this.device()) return;
+    if (!this.timeline.day || !this.device()) return;
     // A pixel or two beside a short range means that range, as a click does (timeline.js).
-    const near = this.timeline.snap(this.timeline.msAt(clientX));
+    this.showAt(this.timeline.snap(this.timeline.msAt(clientX)));
+  }
+
+  /** Show the frame of `near` when footage covers it, else nothing. */
+  showAt(near) {
+    const day = this.timeline.day;
     const range = this.spans.find(([from, to]) => near >= from && near < to);
     if (!range) {
       this.hide();
@@ -88,6 +104,7 @@ export class Previews {
     this.shownMs = ms;
     this.caption.textContent = clockTime(ms, this.timeline.day.zone);
     this.image.dataset.time = iso(ms);
+    this.preview.dataset.state = "loading";
     show(this.image, frameUrl(this.device(), ms, HOVER_WIDTH));
     this.preview.hidden = false;
   }
