@@ -37,11 +37,18 @@ export class Previews {
     this.lastAt = 0;
     this.timer = 0;
     this.image = h("img", { alt: "", width: String(HOVER_WIDTH), "data-testid": "frame-preview-image" });
+    // One picture in flight at a time (a new src would abort the one loading): the moment
+    // hovered meanwhile is asked for when it ends.
+    this.loading = false;
     this.image.addEventListener("error", () => {
       this.preview.dataset.state = "missing";
       this.caption.textContent = `${this.caption.textContent.split(" ")[0]} (no picture)`;
+      this.loaded();
     });
-    this.image.addEventListener("load", () => { this.preview.dataset.state = "shown"; });
+    this.image.addEventListener("load", () => {
+      this.preview.dataset.state = "shown";
+      this.loaded();
+    });
     this.caption = h("figcaption");
     this.preview = h("figure", { class: "frame-preview", hidden: true, "aria-hidden": "true", "data-testid": "frame-preview" },
       this.image, this.caption);
@@ -94,12 +101,19 @@ export class Previews {
     return day.start + Math.floor((ms - day.start) / step) * step;
   }
 
+  loaded() {
+    this.loading = false;
+    if (this.pendingMs !== null && this.pendingMs !== this.shownMs) this.load();
+  }
+
   load() {
     const ms = this.pendingMs;
     if (ms === null || ms === this.shownMs) {
       this.preview.hidden = ms === null;
       return;
     }
+    if (this.loading) return; // asked for when the picture loading now ends
+    this.loading = true;
     this.lastAt = performance.now();
     this.shownMs = ms;
     this.caption.textContent = clockTime(ms, this.timeline.day.zone);
