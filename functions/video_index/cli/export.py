@@ -55,9 +55,9 @@ def _export(args: argparse.Namespace, console: Console) -> int:
             Text(f"export {job.export_id}: {job.segments} files, {job.bytes:,} bytes of video")
         )
         with Progress(
-            TextColumn("read and copy"), BarColumn(), MofNCompleteColumn(), console=console
+            TextColumn("stream copy"), BarColumn(), MofNCompleteColumn(), console=console
         ) as progress:
-            task = progress.add_task("steps", total=max(1, 2 * job.segments))
+            task = progress.add_task("files", total=max(1, job.segments))
             job = exports.run(
                 job.export_id,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),

@@ -171,12 +171,12 @@ class Exports:
             return self._update(
                 job, state=ExportState.FAILED, error="no playable video in the window"
             )
-        report = self._reporter(job, progress)
+        note = self._progress_writer(job)
         with tempfile.TemporaryDirectory(prefix="export-") as folder:
             sources = []
             for index, key in enumerate(job.keys):
                 path = Path(folder) / f"{index:06d}"
-                report(index, 2 * len(job.keys))
+                note(index, 2 * len(job.keys))
                 try:
                     path.write_bytes(self._objects.get_bytes(key))
                 except ObjectMissing:
@@ -191,26 +191,36 @@ class Exports:
                 result = export_mp4(
                     sources,
                     clip,
-                    progress=lambda done, total: report(len(job.keys) + done, 2 * len(job.keys)),
+                    progress=self._joined(progress, note, len(job.keys)),
                 )
             except BadInput as exc:
                 return self._update(job, state=ExportState.FAILED, error=exc.message)
             self._objects.put_file(clip_key(export_id), str(clip), "video/mp4")
         return self._update(job, state=ExportState.DONE, clip_bytes=result.bytes, progress=1.0)
 
-    def _reporter(self, job: ExportJob, progress: Progress | None) -> Progress:
-        """Hands each step to ``progress`` and writes the job's ``progress`` now and then."""
+    def _progress_writer(self, job: ExportJob) -> Progress:
+        """Writes the job's ``progress`` (step / steps) at most every PROGRESS_EVERY_S."""
         written = [self._clock()]
 
-        def report(done: int, total: int) -> None:
-            if progress is not None:
-                progress(done, total)
+        def note(done: int, total: int) -> None:
             now = self._clock()
             if total and now - written[0] >= PROGRESS_EVERY_S:
                 written[0] = now
                 self._save(job.model_copy(update={"progress": round(done / total, 3)}))
 
-        return report
+        return note
+
+    @staticmethod
+    def _joined(progress: Progress | None, note: Progress, files: int) -> Progress:
+        """The clip's joining steps: to the caller's ``progress`` as files joined of the
+        sources, to the job as the second half of its steps (the first: files read)."""
+
+        def joined(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total)
+            note(files + done, 2 * files)
+
+        return joined
 
     def _update(self, job: ExportJob, **changes: Any) -> ExportJob:
         updated = job.model_copy(
