@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -116,6 +117,71 @@ def test_the_worker_runs_a_queued_job_once_and_the_api_then_serves_its_clip(
     assert done["url"].startswith("https://") and clip_key(job["export_id"]) in done["url"]
     again = world.s3.head_object(Bucket=ev.BUCKET, Key=clip_key(job["export_id"]))
     assert again["ETag"] == first["ETag"] and again["LastModified"] == first["LastModified"]
+
+
+def test_a_done_clip_downloads_as_an_attachment_named_after_the_device_and_window(
+    world: ApiWorld, queued: list[str]
+) -> None:
+    # Given a done export of a real file
+    world.put("video", DEVICE, at(29, 10), 2_000, media="ts")
+    status, job, headers = world.call("POST", f"/devices/{DEVICE}/exports", body=_window())
+    assert status == 202
+    ExportWorker(world.services.exports).handle(
+        _message(json.dumps({"export_id": job["export_id"]})), None
+    )
+    # When its URL is fetched (as a browser following the download link would)
+    url = world.get(headers["Location"])[1]["url"]
+    query = parse_qs(urlsplit(url).query)
+    fetched = world.s3.get_object(
+        Bucket=ev.BUCKET,
+        Key=clip_key(job["export_id"]),
+        ResponseContentDisposition=query["response-content-disposition"][0],
+    )
+    # Then the bucket answers it as an attachment, a file name of the device and start
+    assert fetched["ContentDisposition"] == (
+        f'attachment; filename="{DEVICE}_20261129T100000Z.mp4"'
+    )
+
+
+def test_a_running_job_writes_its_progress_now_and_then(world: ApiWorld) -> None:
+    # Given three files and a job over them, on a clock that advances 0.6 s per reading
+    for second in (0, 2, 4):
+        world.put("video", DEVICE, at(29, 10, 0, second), 2_000, media="ts")
+    ticks = iter(range(10_000))
+    exports = Exports(
+        ObjectStore(world.s3, ev.BUCKET),
+        enqueue=lambda _: None,
+        max_bytes=10_000_000,
+        clock=lambda: 1_800_000_000 + 0.6 * next(ticks),
+    )
+    entries = list(world.services.queries.window_entries(DEVICE, "video", *_ms_window()))
+    job = exports.create(DEVICE, *_ms_window(), entries)
+    seen: list[float] = []
+    writes = _job_writes(world, job.export_id, seen)
+    steps: list[tuple[int, int]] = []
+    # When it runs
+    done = exports.run(job.export_id, progress=lambda d, t: steps.append((d, t)))
+    # Then each file joined was reported, the stored progress (each file read, then joined)
+    # rose between 0 and 1 while it ran, at most once a second of the clock, and ended at 1
+    assert steps == [(1, 3), (2, 3), (3, 3)]
+    running = [p for p in seen if 0 < p < 1]
+    assert running == sorted(running) and 0 < len(running) < 6
+    assert done.state is ExportState.DONE and done.progress == 1.0 and writes[-1] == 1.0
+
+
+def _ms_window() -> tuple[int, int]:
+    return int(at(29, 10).timestamp() * 1000), int(at(29, 11).timestamp() * 1000)
+
+
+def _job_writes(world: ApiWorld, export_id: str, seen: list[float]) -> list[float]:
+    """The ``progress`` of every write of the job's object, in order."""
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        if params["Key"].endswith(f"{export_id}/job.json"):
+            seen.append(json.loads(params["Body"])["progress"])
+
+    world.s3.meta.events.register("provide-client-params.s3.PutObject", record)
+    return seen
 
 
 @pytest.mark.parametrize("body", ["not json", "{}", json.dumps({"export_id": "0" * 32})])

@@ -77,7 +77,7 @@ def _distance(picture: Any, frame: Any) -> float:
     return float(np.abs(picture.astype(int) - frame.astype(int)).mean())
 
 
-@pytest.mark.parametrize("container", ["ts", "fmp4", "mp4"])
+@pytest.mark.parametrize("container", ["ts", "fmp4", "mp4", "mp4-index-last"])
 def test_the_picture_is_the_frame_at_or_just_before_the_moment(
     world: ApiWorld, container: ContainerName
 ) -> None:
@@ -191,3 +191,86 @@ def test_a_stored_picture_of_another_version_of_the_file_is_made_again(world: Ap
     # Then it is made again from the file, not taken from the store
     assert status == 200 and body == made
     assert source_key in gets
+
+
+def _count_ranged_gets(world: ApiWorld, key: str) -> list[int]:
+    """The bytes of each GET of ``key`` from now on (each must be a ranged one)."""
+    sizes: list[int] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        if params["Key"] == key:
+            assert params.get("Range", "").startswith("bytes="), params
+            sizes.append(-1)
+
+    def measure(parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        if sizes and sizes[-1] == -1:
+            sizes[-1] = int(parsed.get("ContentLength", 0))
+
+    world.s3.meta.events.register("provide-client-params.s3.GetObject", record)
+    world.s3.meta.events.register("after-call.s3.GetObject", measure)
+    return sizes
+
+
+#: The most GETs of the video file one picture may take: the first read; the index of an
+#: MP4 that ends with it; samples outside the first read (docs/playback.md, "Frames").
+MOST_READS = {"ts": 1, "fmp4": 1, "mp4": 1, "mp4-index-last": 3}
+
+
+@pytest.mark.parametrize("container", ["ts", "fmp4", "mp4", "mp4-index-last"])
+def test_a_picture_early_in_a_file_reads_a_part_of_it(
+    world: ApiWorld, container: ContainerName
+) -> None:
+    # Given a 10-second 640x360 clip, its frames decoded here
+    source = synthetic_clip(seconds=10, container=container, size=(640, 360))
+    key = _upload(world, source, START, 10_000, "ts" if container == "ts" else "mp4")
+    frames = _frames_of(source)
+    gets = _count_ranged_gets(world, key)
+    # When the picture of a moment 1.5 s into it is asked for
+    status, body, headers = _frame(world, START + timedelta(milliseconds=1_530), width=320)
+    # Then it is the last frame not after the moment
+    assert status == 200
+    expected_ms = max(ms for ms, _ in frames if ms <= 1_530)
+    assert headers["X-Frame-Time"] == iso(START + timedelta(milliseconds=expected_ms))
+    assert _decode_jpeg(body).width == 320
+    # And it was made of ranged reads of less than the file, in as few reads as its shape needs
+    assert 1 <= len(gets) <= MOST_READS[container], gets
+    assert sum(gets) < len(source) * 0.75, (sum(gets), len(source))
+
+
+@pytest.mark.parametrize("container", ["ts", "fmp4", "mp4"])
+def test_a_first_read_that_ends_too_soon_is_followed_by_one_read_of_the_rest(
+    world: ApiWorld, container: ContainerName, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a clip, and a first read that ends well before the moment's bytes
+    from video_index.media import ranged
+
+    monkeypatch.setattr(ranged, "first_read_end", lambda size, *_: size // 10)
+    source = synthetic_clip(seconds=10, container=container, size=(640, 360))
+    key = _upload(world, source, START, 10_000, "ts" if container == "ts" else "mp4")
+    frames = _frames_of(source)
+    gets = _count_ranged_gets(world, key)
+    # When the picture of a moment late in the file is asked for
+    status, body, headers = _frame(world, START + timedelta(milliseconds=8_730))
+    # Then the rest of the file was read once more, and the picture is the right frame
+    assert status == 200
+    assert len(gets) == 2 and sum(gets) == len(source), gets
+    expected_index = max(i for i, (ms, _) in enumerate(frames) if ms <= 8_730)
+    expected_ms, expected = frames[expected_index]
+    assert headers["X-Frame-Time"] == iso(START + timedelta(milliseconds=expected_ms))
+    rgb = _decode_jpeg(body).to_ndarray(format="rgb24")
+    small = expected[::4, ::4][: rgb.shape[0], : rgb.shape[1]]
+    assert rgb.shape[:2] == (90, 160) and _distance(rgb, small) < 16
+
+
+def test_a_moment_in_the_last_frame_of_a_file_is_read_to_the_end(world: ApiWorld) -> None:
+    # Given a clip, and the moment of its very last frame
+    source = synthetic_clip(seconds=2, container="ts", size=(320, 180))
+    key = _upload(world, source, START, 2_000, "ts")
+    last_ms = _frames_of(source)[-1][0]
+    gets = _count_ranged_gets(world, key)
+    # When its picture is asked for
+    status, _, headers = _frame(world, START + timedelta(milliseconds=1_999))
+    # Then it is that last frame (no frame after it exists: the whole file was read)
+    assert status == 200
+    assert headers["X-Frame-Time"] == iso(START + timedelta(milliseconds=last_ms))
+    assert sum(gets) == len(source)

@@ -26,6 +26,7 @@ import boto3
 from botocore.config import Config
 
 from video_index.core.keys import SegmentKey, format_key, segment_id
+from video_index.media.synthetic import synthetic_clip
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "worlds" / "events"
@@ -190,14 +191,25 @@ def iso(moment: datetime) -> str:
 
 
 def put_segments(
-    stack: RunningStack, device: str, first: datetime, count: int, duration_ms: int = 10_000
+    stack: RunningStack,
+    device: str,
+    first: datetime,
+    count: int,
+    duration_ms: int = 10_000,
+    *,
+    playable: bool = False,
 ) -> list[str]:
-    """``count`` back-to-back video segments from ``first``; their keys."""
+    """``count`` back-to-back video segments from ``first``; their keys. Their content is a
+    line of text, or with ``playable`` real H.264 in MP4 (a page that shows frames needs it)."""
     s3 = stack.client("s3")
     keys = []
     for n in range(count):
         start = first + timedelta(milliseconds=n * duration_ms)
-        content = f"{device} segment {n} at {start.isoformat()}".encode()
+        content = (
+            synthetic_clip(seconds=duration_ms / 1000, container="mp4", label=device, start=start)
+            if playable
+            else f"{device} segment {n} at {start.isoformat()}".encode()
+        )
         key = format_key(
             SegmentKey(
                 kind="video",

@@ -2,8 +2,9 @@
 
 axe-core (npm, MPL-2.0; the Makefile pins it) is injected into the real page — in a context
 that bypasses the page's Content-Security-Policy only so the test may add the script — and
-run on each screen a person reaches: the calendar, the day (timeline and player) and the
-annotation form. Every violation is reported with its rule and elements. The same journey is
+run on each screen a person reaches: the calendar, the day (timeline and player, frame
+previews, the export form and its messages), the annotation form and the grid of cameras in
+step. Every violation is reported with its rule and elements. The same journey is
 then made with the keyboard only: every control is reached by Tab, shows a visible focus, and
 Enter or Space works it.
 """
@@ -83,8 +84,25 @@ def test_axe_finds_no_violation_on_the_calendar_day_and_annotation_screens(
     page.click("[data-testid=add-annotation]")
     page.wait_for_selector("[data-testid=annotation-form]:not([hidden])")
     found["annotation"] = violations(page)
+    # And the export form says something (a window without footage)
+    page.fill("[data-testid=export-from]", f"{DAY}T20:00:00")
+    page.fill("[data-testid=export-to]", f"{DAY}T20:10:00")
+    page.click("[data-testid=export-start]")
+    page.wait_for_selector("[data-testid=export-state]:has-text('No footage')")
+    # And a frame preview is shown by hovering the range
+    box = page.locator("[data-testid=range]").first.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector("[data-testid=frame-preview]:not([hidden])")
+    found["day with export and preview"] = violations(page)
+    # And the grid of cameras in step is opened
+    query = urlencode({"devices": DEVICE, "t": "2026-05-12T08:00:05.000Z"})
+    page.goto(f"{stack.ready['viewer']}/grid.html?{query}")
+    page.wait_for_selector("body[data-ready=true]")
+    page.wait_for_selector(f"[data-testid=grid-row-{DEVICE}] .grid-range")
+    found["grid"] = violations(page)
     # Then axe-core finds no violation on any of them
-    assert found == {"calendar": [], "day": [], "annotation": []}, "\n".join(
+    assert found == {screen: [] for screen in found}, "\n".join(
         f"{screen}: {violation}" for screen, seen in found.items() for violation in seen
     )
 
@@ -129,13 +147,33 @@ def test_the_keyboard_alone_reaches_and_works_every_control(
     page.wait_for_selector("[data-testid=range]")
     # Then the day's controls are reached by Tab with a visible focus
     for control in ("[data-testid=prev-day]", "[data-testid=next-day]", "[data-testid=timeline]",
-                    "[data-testid=speed]", "[data-testid=add-annotation]"):  # fmt: skip
+                    "[data-testid=export-from]", "[data-testid=export-to]",
+                    "[data-testid=export-start]", "[data-testid=speed]",
+                    "[data-testid=add-annotation]"):  # fmt: skip
         tab_to(page, control)
     # And the timeline picks a moment with the arrow keys and Space
     page.focus("[data-testid=timeline]")
     page.keyboard.press("End")
     page.keyboard.press(" ")
     assert page.get_attribute("[data-testid=timeline]", "aria-valuetext") == "23:59:59"
+    # And on the timeline, S and E put the export window at the cursor (08:00 to 08:01)
+    page.keyboard.press("Home")
+    for _ in range(10):  # Europe/Berlin: 08:00 UTC is 10:00 local
+        page.keyboard.press("PageUp")
+    page.keyboard.press("s")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("e")
+    # (Chromium writes a time on the minute without its seconds)
+    assert page.input_value("[data-testid=export-from]") == f"{DAY}T10:00"
+    assert page.input_value("[data-testid=export-to]") == f"{DAY}T10:01"
+    assert page.get_attribute("[data-testid=export-selection]", "data-from") == (
+        "2026-05-12T08:00:00.000Z"
+    )
+    # And the export starts with Enter on its button, and says how it went in words (this
+    # device's files are not playable video: nothing to export)
+    tab_to(page, "[data-testid=export-start]")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-testid=export-state]:has-text('no playable video file')")
     # And the annotation form opens with Enter and closes with Enter on Cancel
     tab_to(page, "[data-testid=add-annotation]")
     page.keyboard.press("Enter")

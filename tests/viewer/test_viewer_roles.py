@@ -46,7 +46,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
         running = start_local(tmp_path_factory.mktemp("roles"), "--visibility-timeout", "2")
     try:
         for device in (*NORTH, SOUTH):
-            put_segments(running, device, datetime(2026, 5, 12, 8, 0, tzinfo=UTC), 2)
+            put_segments(running, device, datetime(2026, 5, 12, 8, 0, tzinfo=UTC), 2, playable=True)
         for device in (*NORTH, SOUTH):
             indexed(running, device, 2)
         # And an annotation on the first, made by an admin
@@ -113,6 +113,7 @@ def test_a_viewer_sees_no_control_to_annotate_and_the_api_refuses_a_forged_one(
     # Then the page knows the role, and shows no control to annotate or change one
     assert page.get_attribute("body", "data-role") == "viewer"
     assert page.locator("[data-testid=add-annotation]").is_hidden()
+    assert page.locator("[data-testid=export-form]").is_hidden()
     listed = page.locator("[data-testid=annotation]", has_text=THEIRS)
     assert listed.locator("button").count() == 0
     # And the annotate key opens nothing

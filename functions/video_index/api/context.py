@@ -55,7 +55,10 @@ class Presign:
     """A short-lived GET URL of a key of the segment bucket (segment entries, the media
     route's redirect)."""
 
-    url_of: Callable[[str], str]
+    url_of: Callable[..., str]
 
-    def __call__(self, key: str) -> str:
-        return self.url_of(key)
+    def __call__(self, key: str, download_as: str | None = None) -> str:
+        """The URL of ``key``; with ``download_as``, one a browser saves under that name."""
+        if download_as is None:
+            return self.url_of(key)
+        return self.url_of(key, download_as=download_as)

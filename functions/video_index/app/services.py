@@ -38,8 +38,9 @@ from video_index.query.segments import ReadModelSegments
 @dataclass
 class ApiServices:
     queries: Queries
-    #: A short-lived GET URL of a key of the segment bucket.
-    presign: Callable[[str], str]
+    #: A short-lived GET URL of a key of the segment bucket (and, given a file name, one
+    #: answered as an attachment of that name).
+    presign: Callable[..., str]
     renditions: Renditions
     exports: Exports
     #: None when no annotations table is configured (``VIDEO_INDEX_ANNOTATIONS_TABLE``):
@@ -99,7 +100,9 @@ def build_api_services(
     )
     return ApiServices(
         queries=queries,
-        presign=lambda key: objects.presign_get(key, settings.presign_seconds),
+        presign=lambda key, download_as=None: objects.presign_get(
+            key, settings.presign_seconds, download_as
+        ),
         renditions=Renditions(objects),
         frames=Frames(objects),
         exports=Exports(
@@ -139,7 +142,11 @@ def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any]
     renditions and pictures made there (no table, no queue)."""
     objects = ObjectStore(clients.s3, settings.bucket)
     return {
-        Presign: Presign(lambda key: objects.presign_get(key, settings.presign_seconds)),
+        Presign: Presign(
+            lambda key, download_as=None: objects.presign_get(
+                key, settings.presign_seconds, download_as
+            )
+        ),
         Renditions: Renditions(objects),
         Frames: Frames(objects),
     }

@@ -320,9 +320,13 @@ class ObjectStore:
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 COPY s3://{source_bucket}/{key} to {self.uri(key)}") from exc
 
-    def presign_get(self, key: str, expires_seconds: int) -> str:
-        """A SigV4 URL that GETs the key for ``expires_seconds`` (no request is made)."""
+    def presign_get(self, key: str, expires_seconds: int, download_as: str | None = None) -> str:
+        """A SigV4 URL that GETs the key for ``expires_seconds`` (no request is made);
+        ``download_as``: answered as an attachment of that file name (a browser saves it)."""
+        params = {"Bucket": self.bucket, "Key": key}
+        if download_as is not None:
+            params["ResponseContentDisposition"] = f'attachment; filename="{download_as}"'
         url: str = self.client.generate_presigned_url(
-            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_seconds
+            "get_object", Params=params, ExpiresIn=expires_seconds
         )
         return url

@@ -38,6 +38,8 @@ MAX_EXPORT_WINDOW_MS: Final = 6 * HOUR_MS
 EXPORT_ID_PATTERN: Final = r"^[0-9a-f]{32}$"
 
 Progress = Callable[[int, int], None]
+#: The least time between two writes of a running job's progress (each is an S3 PUT).
+PROGRESS_EVERY_S: Final = 1.0
 
 
 class ExportState(StrEnum):
@@ -66,6 +68,9 @@ class ExportJob(BaseModel):
     clip_bytes: int | None = None
     #: Who asked (the verified caller, docs/access.md); None for jobs made before it was kept.
     created_by: str | None = None
+    #: How far a running job is, 0..1: each file counts once read and once joined into the
+    #: clip (written at most every :data:`PROGRESS_EVERY_S` seconds).
+    progress: float = 0.0
 
 
 def job_key(export_id: str) -> str:
@@ -148,8 +153,11 @@ class Exports:
         except ObjectMissing:
             raise NotFound("export_id", f"no export {export_id}") from None
 
-    def clip_url(self, export_id: str, presign: Callable[[str], str]) -> str:
-        return presign(clip_key(export_id))
+    def clip_url(self, job: ExportJob, presign: Callable[..., str]) -> str:
+        """A presigned GET of the job's clip, answered as an attachment (a browser saves it
+        as ``<device>_<from>.mp4``)."""
+        start = iso_ms(job.from_ms).replace("-", "").replace(":", "").replace(".000", "")
+        return presign(clip_key(job.export_id), download_as=f"{job.device}_{start}.mp4")
 
     def run(self, export_id: str, progress: Progress | None = None) -> ExportJob:
         """Make the job's clip; a job that cannot be made ends ``failed`` with the reason."""
@@ -163,10 +171,12 @@ class Exports:
             return self._update(
                 job, state=ExportState.FAILED, error="no playable video in the window"
             )
+        note = self._progress_writer(job)
         with tempfile.TemporaryDirectory(prefix="export-") as folder:
             sources = []
             for index, key in enumerate(job.keys):
                 path = Path(folder) / f"{index:06d}"
+                note(index, 2 * len(job.keys))
                 try:
                     path.write_bytes(self._objects.get_bytes(key))
                 except ObjectMissing:
@@ -178,11 +188,39 @@ class Exports:
                 )
             clip = Path(folder) / "clip.mp4"
             try:
-                result = export_mp4(sources, clip, progress=progress)
+                result = export_mp4(
+                    sources,
+                    clip,
+                    progress=self._joined(progress, note, len(job.keys)),
+                )
             except BadInput as exc:
                 return self._update(job, state=ExportState.FAILED, error=exc.message)
             self._objects.put_file(clip_key(export_id), str(clip), "video/mp4")
-        return self._update(job, state=ExportState.DONE, clip_bytes=result.bytes)
+        return self._update(job, state=ExportState.DONE, clip_bytes=result.bytes, progress=1.0)
+
+    def _progress_writer(self, job: ExportJob) -> Progress:
+        """Writes the job's ``progress`` (step / steps) at most every PROGRESS_EVERY_S."""
+        written = [self._clock()]
+
+        def note(done: int, total: int) -> None:
+            now = self._clock()
+            if total and now - written[0] >= PROGRESS_EVERY_S:
+                written[0] = now
+                self._save(job.model_copy(update={"progress": round(done / total, 3)}))
+
+        return note
+
+    @staticmethod
+    def _joined(progress: Progress | None, note: Progress, files: int) -> Progress:
+        """The clip's joining steps: to the caller's ``progress`` as files joined of the
+        sources, to the job as the second half of its steps (the first: files read)."""
+
+        def joined(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total)
+            note(files + done, 2 * files)
+
+        return joined
 
     def _update(self, job: ExportJob, **changes: Any) -> ExportJob:
         updated = job.model_copy(

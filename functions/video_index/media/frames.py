@@ -4,8 +4,10 @@ before, an instant of a camera's video.
 The picture comes from the one file whose span covers the instant (its key: start and
 duration), found by listing the two hour folders a covering key can lie in (a video file
 lasts at most an hour): a moment no file covers has no picture, and none is borrowed from
-the file before or after. The file is read once (one GET), the decoder seeks to the
-keyframe before the instant and decodes up to the last frame whose time is not after it.
+the file before or after. Only the bytes the picture needs are read (:mod:`.ranged`: one
+ranged GET from the file's start to a little past the instant's estimated position; a
+second only when that was not enough), the decoder seeks to the keyframe before the
+instant and decodes up to the last frame whose time is not after it.
 
 Pictures are derived data, like renditions: stored under ``renditions/<source key>/
 frames/`` (where cameras cannot write, never indexed, removed with the source), each
@@ -21,13 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from video_index.aws.objects import ObjectStore
 from video_index.core.contract import RENDITIONS_PREFIX
 from video_index.core.errors import Conflict, NotFound
 from video_index.core.keys import InvalidKeyError, SegmentKey, hour_prefix, parse_key
 from video_index.core.timeunits import to_epoch_ms
+from video_index.media.ranged import extend, open_for
 from video_index.media.renditions import SOURCE_ETAG_METADATA
 
 MIN_WIDTH: Final = 64
@@ -47,11 +50,14 @@ class Picture:
     source: SegmentKey
     #: Whether the picture was made by this request (False: read from the store).
     made: bool
+    #: Bytes of the video file read to make it (0 when read from the store).
+    bytes_read: int = 0
 
 
-#: Decodes one file's frame: (file bytes, ms since the file's start, width) -> (JPEG, the
-#: frame's ms since the file's start).
-Decoder = Callable[[bytes, int, int], tuple[bytes, int]]
+#: Decodes one file's frame: (the file as far as read, ms since the file's start, width,
+#: whether that is the whole file) -> (JPEG, the frame's ms since the file's start), or
+#: None when the bytes read end before the first frame after the moment.
+Decoder = Callable[[io.RawIOBase | IO[bytes], int, int, bool], tuple[bytes, int] | None]
 
 
 def frame_key(source_key: str, offset_ms: int, width: int) -> str:
@@ -101,8 +107,20 @@ class Frames:
                 f"{segment.key} is {size} bytes, more than the {MAX_FRAME_SOURCE_BYTES} bytes "
                 "a picture is made of on demand"
             )
-        source = self._objects.get_bytes(segment.key)
-        jpeg, frame_offset_ms = self._decode(source, offset_ms, width)
+        source = open_for(
+            lambda start, end: self._objects.get_bytes(segment.key, (start, end - 1)),
+            size,
+            segment.duration_ms,
+            offset_ms,
+            mp4=segment.ext == "mp4",
+        )
+        found = self._decode(source, offset_ms, width, source.whole())
+        if found is None:  # the first read ended too soon: the rest of the file, once
+            extend(source)
+            found = self._decode(source, offset_ms, width, True)
+        if found is None:
+            raise Conflict(f"{segment.key} cannot be decoded up to this moment")
+        jpeg, frame_offset_ms = found
         frame_ms = to_epoch_ms(segment.start) + frame_offset_ms
         self._objects.put_bytes(
             key,
@@ -110,46 +128,56 @@ class Frames:
             "image/jpeg",
             {SOURCE_ETAG_METADATA: etag, FRAME_MS_METADATA: str(frame_ms)},
         )
-        return Picture(jpeg, frame_ms, segment, made=True)
+        return Picture(jpeg, frame_ms, segment, made=True, bytes_read=source.bytes_read)
 
 
-def decode_frame(data: bytes, offset_ms: int, width: int) -> tuple[bytes, int]:
+def decode_frame(
+    source: io.RawIOBase | IO[bytes], offset_ms: int, width: int, whole: bool = True
+) -> tuple[bytes, int] | None:
     """The JPEG (``width`` wide, aspect kept) of the last frame not after ``offset_ms``
-    into the file ``data``, and that frame's own offset (ms) from the file's first frame.
+    into the file ``source``, and that frame's own offset (ms) from the file's first frame.
 
     Seeks to the keyframe before the moment and decodes forward from there: the frames
-    between are decoded (a P-frame needs them), none after the moment."""
+    between are decoded (a P-frame needs them), none after the moment. When ``source`` is
+    not the ``whole`` file, a frame counts only once the frame after it was decoded (the
+    last bytes read may cut a frame short): None when the bytes end before that."""
     import av
 
+    source.seek(0)
     try:
         container: Any
-        with av.open(io.BytesIO(data)) as container:
+        with av.open(source) as container:
             stream = container.streams.video[0]
             time_base = Fraction(stream.time_base or Fraction(1, 90_000))
             origin = stream.start_time or 0
             target = origin + int(Fraction(offset_ms, 1000) / time_base)
             container.seek(target, stream=stream, backward=True, any_frame=False)
-            found = _last_frame_until(container, stream, target)
+            found, passed = _last_frame_until(container, stream, target)
             if found is None:  # the seek overshot (a demuxer without an index): from the top
                 container.seek(origin, stream=stream, backward=True, any_frame=False)
-                found = _last_frame_until(container, stream, target)
+                found, passed = _last_frame_until(container, stream, target)
     except av.FFmpegError as error:
+        if not whole:
+            return None  # (a cut packet): read the rest
         raise Conflict(f"the video file cannot be decoded: {error}") from error
+    if not whole and not passed:
+        return None
     if found is None:
         raise NotFound("t", "the file has no frame at or before this moment")
     frame_offset_ms = int((found.pts - origin) * time_base * 1000)
     return _jpeg(found, width), frame_offset_ms
 
 
-def _last_frame_until(container: Any, stream: Any, target: int) -> Any:
+def _last_frame_until(container: Any, stream: Any, target: int) -> tuple[Any, bool]:
+    """The last frame not after ``target``, and whether a frame after it was decoded."""
     best = None
     for frame in container.decode(stream):
         if frame.pts is None:
             continue
         if frame.pts > target:
-            break
+            return best, True
         best = frame
-    return best
+    return best, False
 
 
 def _jpeg(frame: Any, width: int) -> bytes:

@@ -78,6 +78,8 @@ class ExportOut(BaseModel):
     url: str | None = None
     error: str | None = None
     created_by: str | None = None
+    #: How far the job is, 0..1 (files read, then joined into the clip).
+    progress: float = 0.0
 
 
 def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
@@ -94,6 +96,7 @@ def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
         url=url,
         error=job.error,
         created_by=job.created_by,
+        progress=job.progress,
     )
 
 
@@ -197,5 +200,5 @@ def get_export(
     exports = service(Exports)
     job = exports.get(export_id)
     hide_outside_scope(job.device, NotFound("export_id", f"no export {export_id}"))
-    url = exports.clip_url(export_id, service(Presign)) if job.state is ExportState.DONE else None
+    url = exports.clip_url(job, service(Presign)) if job.state is ExportState.DONE else None
     return _export_out(job, url)

@@ -8,7 +8,9 @@ with libx264 through PyAV in any of the containers cameras upload:
 * ``ts`` — MPEG-TS;
 * ``fmp4`` — fragmented MP4 (``frag_keyframe+empty_moov+default_base_moof``: an init
   of ``ftyp`` + ``moov``, then ``moof`` + ``mdat`` per fragment);
-* ``mp4`` — progressive MP4 with ``faststart`` (samples described in ``moov``).
+* ``mp4`` — progressive MP4 with ``faststart`` (samples described in ``moov``);
+* ``mp4-index-last`` — progressive MP4 as a camera writes it while recording: ``mdat``
+  first, its index (``moov``) after it.
 
 Each file's timestamps start at 0, as cameras cut them. PyAV and numpy are
 imported when a clip is made, never at import time.
@@ -22,13 +24,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
-ContainerName = Literal["ts", "fmp4", "mp4"]
+ContainerName = Literal["ts", "fmp4", "mp4", "mp4-index-last"]
 
 #: What ``av.open`` needs per container: the format and the muxer options.
 MUXERS: Final[dict[str, tuple[str, dict[str, str]]]] = {
     "ts": ("mpegts", {}),
     "fmp4": ("mp4", {"movflags": "frag_keyframe+empty_moov+default_base_moof"}),
     "mp4": ("mp4", {"movflags": "+faststart"}),
+    "mp4-index-last": ("mp4", {}),
 }
 
 # A 3x5 bitmap font: each glyph is five rows of three bits.

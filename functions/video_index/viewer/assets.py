@@ -97,7 +97,7 @@ def _policy(named: str | None) -> str:
             "default-src 'self'",
             "script-src 'self'",
             "style-src 'self'",
-            "img-src 'self' data:",
+            "img-src 'self' data: blob:",
             "media-src 'self' blob:",
             " ".join(("connect-src 'self'", *connect)),
             "worker-src 'self' blob:",

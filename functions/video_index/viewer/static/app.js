@@ -10,9 +10,11 @@ import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken,
 import { focusDay, renderCalendar } from "./calendar.js";
 import { renderDevices } from "./devices.js";
 import { $, h, clear, status } from "./dom.js";
+import { Exporter } from "./export.js";
 import { duration } from "./format.js";
 import { Overlays } from "./overlays.js";
 import { Player } from "./player.js";
+import { Previews } from "./previews.js";
 import { Timeline } from "./timeline.js";
 import {
   addDays, addMonths, allZones, browserZone, clockTime, dateTime, dayBounds, dayTitle, iso,
@@ -61,6 +63,8 @@ const ui = {
 const timeline = new Timeline($("#timeline"), {
   onPick: (ms, clickedAt) => playFrom(ms, clickedAt).catch((error) => report(error, "playing")),
 });
+const exporter = new Exporter($("#export-form"), $("#timeline"), timeline);
+new Previews($("#timeline"), timeline, () => state.device);
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
@@ -229,6 +233,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   ui.momentSection.hidden = false;
   drawTimeline(annotations.items);
   drawRanges();
+  exporter.setDay({ device, start, end, zone: state.zone });
   writeAddress({ push });
   annotations.load(device, start, end).catch((error) => report(error, "loading the annotations"));
   if (t !== null) await playFrom(t);

@@ -69,6 +69,16 @@ export class Timeline {
     this.track.setAttribute("aria-valuemin", "0");
     this.track.setAttribute("aria-valuemax", String(Math.round(span / 1000)));
     this.setCursor(this.cursorMs !== null && this.cursorMs >= start && this.cursorMs < end ? this.cursorMs : null);
+    this.rendered();
+  }
+
+  /** Call `listener(day, spans)` after each drawing of a day (previews.js: its strip). */
+  afterRender(listener) {
+    this.renderListeners = [...(this.renderListeners || []), listener];
+  }
+
+  rendered() {
+    for (const listener of this.renderListeners || []) listener(this.day, this.spans);
   }
 
   msAt(clientX) {
