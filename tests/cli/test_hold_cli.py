@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 import pytest
@@ -130,7 +130,7 @@ def test_the_table_is_found_from_the_environment_or_the_stack(
 
     # When it is listed through a deployed stack whose output names the table
     class Stack:
-        outputs = {OUTPUT_HOLDS_TABLE: TABLE}
+        outputs: ClassVar[dict[str, str]] = {OUTPUT_HOLDS_TABLE: TABLE}
 
         def client(self, service: str) -> Any:
             assert service == "dynamodb"
