@@ -32,7 +32,7 @@ from tests.support.local_stack import (
 )
 from video_index.cli.main import main
 from video_index.core.keys import SegmentKey, format_key, segment_id
-from video_index.core.settings import DEFAULT_RETENTION_DAYS
+from video_index.core.silence import DEFAULT_RETENTION_DAYS
 from video_index.media.synthetic import synthetic_clip
 
 DEVICE = "cam-evidence"
