@@ -35,8 +35,14 @@ def segment_of(key: str) -> SegmentKey | None:
 
 def inside(segment: SegmentKey, holds: Iterable[Window]) -> bool:
     """Whether the segment's ``[start, end)`` overlaps a held ``[from, to)``."""
-    start, end = segment.start_ms, max(segment.end_ms, segment.start_ms + 1)
-    return any(start < to_ms and end > from_ms for from_ms, to_ms in holds)
+    return held_span(segment.start_ms, segment.end_ms, holds)
+
+
+def held_span(start_ms: int, end_ms: int, holds: Iterable[Window]) -> bool:
+    """Whether ``[start, end)`` overlaps a held ``[from, to)`` (a straddling span is held
+    whole; an empty one counts at its instant)."""
+    end_ms = max(end_ms, start_ms + 1)
+    return any(start_ms < to_ms and end_ms > from_ms for from_ms, to_ms in holds)
 
 
 def expired(segment: SegmentKey, now_ms: int, retention_days: Mapping[str, int]) -> bool:
