@@ -6,6 +6,7 @@ import { ApiError, devicePath, get } from "./api.js";
 import { Annotations, spanOf } from "./annotations.js";
 import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken, token } from "./auth.js";
 import { focusDay, renderCalendar } from "./calendar.js";
+import { DayMarks, markHeldDays } from "./marks.js";
 import { renderDevices } from "./devices.js";
 import { $, h, clear, status } from "./dom.js";
 import { duration } from "./format.js";
@@ -59,6 +60,7 @@ const ui = {
 const timeline = new Timeline($("#timeline"), {
   onPick: (ms, clickedAt) => playFrom(ms, clickedAt).catch((error) => report(error, "playing")),
 });
+const dayMarks = new DayMarks(timeline);
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
@@ -195,6 +197,8 @@ async function showMonth(month, { focus = null } = {}) {
       focusDay(ui.calendar, date);
     }),
   });
+  markHeldDays(ui.calendar, device, answer.days.map((day) => day.date), state.zone)
+    .catch((error) => report(error, "loading the holds"));
 }
 
 // --- the day -------------------------------------------------------------------------------
@@ -219,6 +223,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   ui.playerSection.hidden = false;
   ui.momentSection.hidden = false;
   drawTimeline(annotations.items);
+  dayMarks.load(device, start, end, state.zone).catch((error) => report(error, "loading the holds and activity"));
   drawRanges();
   writeAddress({ push });
   annotations.load(device, start, end).catch((error) => report(error, "loading the annotations"));
@@ -232,6 +237,7 @@ function drawTimeline(items) {
     start: state.day.start, end: state.day.end, zone: state.zone, ranges: state.day.ranges,
     annotated: items.map(spanOf).filter(Boolean),
   });
+  dayMarks.draw();
   if (state.moment !== null) timeline.setCursor(state.moment);
 }
 
