@@ -66,28 +66,6 @@ def plan(
     return doomed
 
 
-def overdue(
-    keys: Iterable[str],
-    holds: Mapping[str, Sequence[Window]],
-    now_ms: int,
-    retention_days: Mapping[str, int],
-    grace_days: int = 2,
-) -> tuple[int, int]:
-    """For reconcile: ``(held, overdue)`` counts of expired keys. A key past retention by
-    more than ``grace_days`` (the job runs daily) and not held is overdue: the job did not
-    run or failed; a held one is expected."""
-    held = late = 0
-    for key in keys:
-        segment = segment_of(key)
-        if segment is None or not expired(segment, now_ms, retention_days):
-            continue
-        if inside(segment, holds.get(segment.device, ())):
-            held += 1
-        elif segment.end_ms <= cutoff_ms(now_ms, retention_days[segment.kind] + grace_days):
-            late += 1
-    return held, late
-
-
 def expired_days(days: Iterable[str], now_ms: int, retention: int) -> list[str]:
     """Of ``YYYY/MM/DD`` day folders, those holding any segment that may be expired: the
     day started before the cutoff (a segment started on it may have ended by then)."""
