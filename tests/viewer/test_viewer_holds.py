@@ -137,3 +137,26 @@ def test_held_days_and_the_days_holds_and_activity_are_drawn_where_the_data_says
 
     # And the page said nothing wrong
     assert errors == []
+
+
+def test_axe_finds_no_violation_with_held_days_and_shading(
+    browser: Browser, stack: tuple[RunningStack, list[str]]
+) -> None:
+    from tests.support.browser import axe_core_path
+
+    # Given the page with the held days and the shaded, held day open (axe injected: no CSP)
+    running, _ = stack
+    context = browser.new_context(bypass_csp=True, timezone_id="UTC")
+    page = context.new_page()
+    page.goto(f"{running.ready['viewer']}?device={DEVICE}&date={DAY:%Y-%m-%d}&tz=UTC")
+    page.wait_for_selector("[data-testid=timeline] > .held")
+    page.wait_for_selector("[data-testid^=day-][data-held=true] .held-mark")
+    page.add_script_tag(path=str(axe_core_path()))
+    # When axe-core checks it
+    found = page.evaluate(
+        "async () => (await axe.run(document)).violations.map(v => "
+        "`${v.id}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)"
+    )
+    context.close()
+    # Then it finds nothing (the "held" notes' contrast included)
+    assert found == []
