@@ -44,14 +44,16 @@ def _segment(device: str, kind: str, ended_days_past_retention: float, seconds: 
     start = end - timedelta(seconds=seconds)
     duration, ext = seconds * 1000, "mp4" if kind == "video" else "json"
     content = f"{device} {kind} {start.isoformat()}".encode()
-    return format_key(
-        SegmentKey(
-            kind=kind,
-            device=device,
-            start=start,
-            duration_ms=duration,
-            id=segment_id(kind, device, start, duration, content),
-            ext=ext,
+    return str(
+        format_key(
+            SegmentKey(
+                kind=kind,
+                device=device,
+                start=start,
+                duration_ms=duration,
+                id=segment_id(kind, device, start, duration, content),
+                ext=ext,
+            )
         )
     )
 
