@@ -110,6 +110,21 @@ class Holds(Construct):
             targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
         )
 
+    def allow_census(
+        self, function: lambda_.Function, role: iam.IRole, settings: StackSettings
+    ) -> None:
+        """Reconcile: read a device's holds, to count objects past retention as held or
+        overdue (docs/holds.md)."""
+        function.add_environment(ENV_HOLDS_TABLE, self.table.table_name)
+        function.add_environment(ENV_RETENTION_DAYS, json.dumps(dict(settings.retention_days)))
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="ReadHolds",
+                actions=list(JOB_TABLE_ACTIONS),
+                resources=[self.table.table_arn],
+            )
+        )
+
     def allow_api(self, function: lambda_.Function, role: iam.IRole) -> None:
         """The API: create, read, list and release holds."""
         function.add_environment(ENV_HOLDS_TABLE, self.table.table_name)

@@ -151,6 +151,7 @@ class VideoIndexStack(Stack):
         # (instead of a per-kind lifecycle expiration) deletes what they do not cover.
         self.holds = Holds(self, "Holds", settings=settings, bucket=self.storage.bucket)
         self.holds.allow_api(self.api.function, self.api.role)
+        self.holds.allow_census(self.reconcile.function, self.reconcile.role, settings)
 
     def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(

@@ -77,3 +77,22 @@ def test_the_api_function_reads_and_writes_holds(synth: Synth) -> None:
         "dynamodb:Query",
     ]
     assert grant["Resource"] == synth.arn(stack.holds.table)
+
+
+def test_reconcile_only_queries_holds_to_tell_held_from_overdue(synth: Synth) -> None:
+    # Given the ops function that runs reconcile
+    stack = synth.video_index
+    env = synth.props(stack.reconcile.function)["Environment"]["Variables"]
+    # Then it knows the holds table and the retention, and may only Query the table
+    assert env["VIDEO_INDEX_HOLDS_TABLE"] == synth.ref(stack.holds.table)
+    assert json.loads(env["VIDEO_INDEX_RETENTION_DAYS"]) == {
+        "video": 30,
+        "sensor": 90,
+        "analysis": 90,
+    }
+    statements = synth.policy_statements(stack.reconcile.role)
+    grant = statements_by_sid(statements)["ReadHolds"]
+    assert as_list(grant["Action"]) == ["dynamodb:Query"]
+    assert grant["Resource"] == synth.arn(stack.holds.table)
+    on_table = [s for s in statements if s.get("Resource") == synth.arn(stack.holds.table)]
+    assert on_table == [grant]

@@ -98,6 +98,9 @@ def test_reconcile_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_GAP_TOLERANCE_MS": "1000",
         "VIDEO_INDEX_TOMBSTONE_DAYS": "35",
         "VIDEO_INDEX_DELETIONS_TABLE": synth.ref(synth.stack.deletion.table),
+        # the holds and the retention: objects past retention counted held or overdue
+        "VIDEO_INDEX_HOLDS_TABLE": synth.ref(synth.stack.holds.table),
+        "VIDEO_INDEX_RETENTION_DAYS": '{"video": 30, "sensor": 90, "analysis": 90}',
         "POWERTOOLS_SERVICE_NAME": "video-index-reconcile",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -191,7 +194,10 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
     assert joined(by_sid["EnforceDeletions"]["Resource"]) == f"${{{segments}.Arn}}/v1/*"
     assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"
     assert by_sid["ListSegmentVersions"]["Resource"] == synth.arn(synth.stack.storage.bucket)
-    assert len(statements) == 12
+    # And holds (docs/holds.md): only queried, to tell held from overdue objects
+    assert by_sid["ReadHolds"]["Action"] == "dynamodb:Query"
+    assert by_sid["ReadHolds"]["Resource"] == synth.arn(synth.stack.holds.table)
+    assert len(statements) == 13
 
 
 def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Synth) -> None:

@@ -41,6 +41,7 @@ from video_index.core.errors import (
     PreconditionFailed,
     TransientError,
 )
+from video_index.core.jsonlines import OutcomeName
 from video_index.core.keys import SegmentKey
 from video_index.core.timeunits import iso_ms
 
@@ -359,7 +360,7 @@ class Annotations:
 
     # -- import ---------------------------------------------------------------------------
 
-    def import_one(self, annotation: Annotation) -> tuple[str, str]:
+    def import_one(self, annotation: Annotation) -> tuple[OutcomeName, str]:
         """Write one annotation as exported, idempotently: (outcome, detail).
 
         ``created`` or ``updated`` (the file's version is newer), ``unchanged`` (the

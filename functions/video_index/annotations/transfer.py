@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,11 +31,9 @@ from video_index.annotations.service import Annotations, SegmentDirectory
 from video_index.annotations.shapes import annotation_out, as_json
 from video_index.api.params import MAX_TIME_LENGTH, instant
 from video_index.core.errors import BadInput, NotFound
+from video_index.core.jsonlines import Outcome, on_line, read_records, validated
 from video_index.core.keys import InvalidKeyError, validate_device
 from video_index.core.timeunits import iso_ms
-
-#: Longest line read (an annotation is at most a few tens of KB).
-MAX_LINE_BYTES: Final = 256 * 1024
 
 
 class AnnotationLine(BaseModel):
@@ -63,14 +59,6 @@ class AnnotationLine(BaseModel):
     segment_present: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    line: int
-    annotation_id: str
-    outcome: str  # created | updated | unchanged | refused
-    detail: str
-
-
 def export_lines(annotations: Iterable[Annotation]) -> Iterator[str]:
     """One JSON line per annotation (UTF-8 as is, no ASCII escapes)."""
     for annotation in annotations:
@@ -81,14 +69,7 @@ def parse_line(text: str, number: int, segments: SegmentDirectory) -> Annotation
     """The annotation a line holds, every rule of the API checked; :class:`BadInput` names
     the line and the field."""
     where = f"line {number}"
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
-        raise BadInput(where, f"is longer than {MAX_LINE_BYTES // 1024} KiB")
-    try:
-        line = AnnotationLine.model_validate_json(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "line"
-        raise BadInput(f"{where}: {field}", first["msg"]) from None
+    line = validated(text, number, AnnotationLine)
     try:
         device = validate_device(line.device)
         body = AnnotationIn(
@@ -103,7 +84,7 @@ def parse_line(text: str, number: int, segments: SegmentDirectory) -> Annotation
     except InvalidKeyError as exc:
         raise BadInput(f"{where}: device", exc.reason) from None
     except BadInput as exc:
-        raise BadInput(f"{where}: {exc.parameter or 'line'}", exc.message) from None
+        raise on_line(number, exc) from None
     except ValidationError as exc:
         raise BadInput(where, str(exc.errors()[0]["msg"])) from None
     ref = draft.segment
@@ -148,20 +129,12 @@ def _named_target(target: TargetIn, segment_key: str | None) -> TargetIn:
 def read_lines(lines: Iterable[str], segments: SegmentDirectory) -> list[tuple[int, Annotation]]:
     """Every annotation of a JSON Lines text (blank lines skipped); the first bad line
     raises :class:`BadInput`, so nothing is imported from a file with a bad line."""
-    parsed: list[tuple[int, Annotation]] = []
-    seen: dict[tuple[str, str], int] = {}
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        annotation = parse_line(text, number, segments)
-        ident = (annotation.device, annotation.annotation_id)
-        if ident in seen:
-            raise BadInput(
-                f"line {number}", f"annotation {annotation.annotation_id} is on line {seen[ident]}"
-            )
-        seen[ident] = number
-        parsed.append((number, annotation))
-    return parsed
+    return read_records(
+        lines,
+        lambda text, number: parse_line(text, number, segments),
+        lambda a: (a.device, a.annotation_id),
+        "annotation",
+    )
 
 
 def import_annotations(

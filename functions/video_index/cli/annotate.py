@@ -20,10 +20,8 @@ unknown; 2 bad usage or a bad line (nothing imported); 3 AWS unavailable.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import getpass
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +30,14 @@ from rich.table import Table
 from rich.text import Text
 
 from video_index.cli.args import device_arg, start_arg
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, guarded
+from video_index.cli.exits import EXIT_OK, guarded
+from video_index.cli.jsonl import (
+    add_export_arguments,
+    add_import_arguments,
+    read_text,
+    show_outcomes,
+    write_lines,
+)
 from video_index.core.timeunits import to_epoch_ms
 
 if TYPE_CHECKING:
@@ -86,13 +91,12 @@ def register(commands: Any) -> None:
 
     export = actions.add_parser("export", help="every current annotation as JSON Lines")
     export.add_argument("--device", type=device_arg, help="only this device (default: all)")
-    export.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+    add_export_arguments(export)
     _target(export)
     export.set_defaults(handler=lambda args, console, _: _export(args, console))
 
     imported = actions.add_parser("import", help="JSON Lines back in, idempotently by id")
-    imported.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
-    imported.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    add_import_arguments(imported)
     _target(imported)
     imported.set_defaults(handler=lambda args, console, _: _import(args, console))
 
@@ -229,18 +233,7 @@ def _export(args: argparse.Namespace, console: Console) -> int:
         from video_index.annotations.transfer import export_lines
 
         lines = export_lines(_annotations(args).export(args.device))
-        count = 0
-        if args.out is None:
-            for line in lines:
-                sys.stdout.write(line + "\n")
-                count += 1
-        else:
-            with args.out.open("w", encoding="utf-8") as out:
-                for line in lines:
-                    out.write(line + "\n")
-                    count += 1
-        Console(stderr=True).print(Text(f"exported {count} annotation(s)"))
-        return EXIT_OK
+        return write_lines(lines, args.out, "annotation")
 
     return guarded(console, run)
 
@@ -248,34 +241,10 @@ def _export(args: argparse.Namespace, console: Console) -> int:
 def _import(args: argparse.Namespace, console: Console) -> int:
     def run() -> int:
         from video_index.annotations.transfer import import_annotations, read_lines
-        from video_index.core.errors import BadInput
 
         annotations = _annotations(args)
-        try:
-            text = sys.stdin.read() if str(args.file) == "-" else args.file.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput("FILE", f"cannot read {args.file}: {exc}") from None
-        outcomes = import_annotations(
-            read_lines(text.splitlines(), annotations.segments), annotations
-        )
-        refused = [o for o in outcomes if o.outcome == "refused"]
-        if args.json:
-            print(json.dumps([dataclasses.asdict(o) for o in outcomes], indent=2))
-        else:
-            for outcome in outcomes:
-                style = "red" if outcome.outcome == "refused" else None
-                console.print(
-                    Text(
-                        f"line {outcome.line}: {outcome.annotation_id} {outcome.outcome} "
-                        f"({outcome.detail})",
-                        style=style or "",
-                    )
-                )
-            counts = {k: sum(o.outcome == k for o in outcomes) for k in _OUTCOMES}
-            console.print(Text(", ".join(f"{n} {k}" for k, n in counts.items())))
-        return EXIT_PROBLEM if refused else EXIT_OK
+        lines = read_text(args.file)
+        outcomes = import_annotations(read_lines(lines, annotations.segments), annotations)
+        return show_outcomes(console, outcomes, "annotation_id", args.json)
 
     return guarded(console, run)
-
-
-_OUTCOMES = ("created", "updated", "unchanged", "refused")

@@ -6,7 +6,8 @@ Subcommands:
 * ``key make --kind … --device … --start … --duration-ms … FILE`` — the key a
   camera must upload FILE under (docs/keys.md).
 * ``local``, ``status``, ``upload``, ``reconcile``, ``rebuild``, ``export``, ``annotate``,
-  ``delete``, ``undelete``, ``restore`` — registered by their modules in this package.
+  ``delete``, ``undelete``, ``restore``, ``hold``, ``retention`` — registered by their
+  modules in this package.
 
 Exit codes: 0 success, 1 the command ran and found a problem (a key that will
 not be indexed), 2 bad usage (the message names the argument); each feature
@@ -35,8 +36,10 @@ from video_index.cli import camera as camera_cli
 from video_index.cli import deletion as deletion_cli
 from video_index.cli import device as device_cli
 from video_index.cli import export as export_cli
+from video_index.cli import hold as hold_cli
 from video_index.cli import local as local_cli
 from video_index.cli import ops as ops_cli
+from video_index.cli import retention as retention_cli
 from video_index.cli import status as status_cli
 from video_index.cli import upload as upload_cli
 from video_index.cli.args import device_arg, start_arg
@@ -234,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
         deletion_cli.register,
         device_cli.register,
         camera_cli.register,
+        hold_cli.register,
+        retention_cli.register,
     ):
         register(commands)
     return parser

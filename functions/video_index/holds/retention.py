@@ -35,8 +35,14 @@ def segment_of(key: str) -> SegmentKey | None:
 
 def inside(segment: SegmentKey, holds: Iterable[Window]) -> bool:
     """Whether the segment's ``[start, end)`` overlaps a held ``[from, to)``."""
-    start, end = segment.start_ms, max(segment.end_ms, segment.start_ms + 1)
-    return any(start < to_ms and end > from_ms for from_ms, to_ms in holds)
+    return held_span(segment.start_ms, segment.end_ms, holds)
+
+
+def held_span(start_ms: int, end_ms: int, holds: Iterable[Window]) -> bool:
+    """Whether ``[start, end)`` overlaps a held ``[from, to)`` (a straddling span is held
+    whole; an empty one counts at its instant)."""
+    end_ms = max(end_ms, start_ms + 1)
+    return any(start_ms < to_ms and end_ms > from_ms for from_ms, to_ms in holds)
 
 
 def expired(segment: SegmentKey, now_ms: int, retention_days: Mapping[str, int]) -> bool:
@@ -58,28 +64,6 @@ def plan(
         if not inside(segment, holds.get(segment.device, ())):
             doomed.append(key)
     return doomed
-
-
-def overdue(
-    keys: Iterable[str],
-    holds: Mapping[str, Sequence[Window]],
-    now_ms: int,
-    retention_days: Mapping[str, int],
-    grace_days: int = 2,
-) -> tuple[int, int]:
-    """For reconcile: ``(held, overdue)`` counts of expired keys. A key past retention by
-    more than ``grace_days`` (the job runs daily) and not held is overdue: the job did not
-    run or failed; a held one is expected."""
-    held = late = 0
-    for key in keys:
-        segment = segment_of(key)
-        if segment is None or not expired(segment, now_ms, retention_days):
-            continue
-        if inside(segment, holds.get(segment.device, ())):
-            held += 1
-        elif segment.end_ms <= cutoff_ms(now_ms, retention_days[segment.kind] + grace_days):
-            late += 1
-    return held, late
 
 
 def expired_days(days: Iterable[str], now_ms: int, retention: int) -> list[str]:

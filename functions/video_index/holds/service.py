@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Final
 
 from video_index.aws.clients import Clients
 from video_index.aws.holds import HoldStore, VersionTaken
-from video_index.core.errors import BadInput, Conflict, NotFound
+from video_index.aws.objects import ObjectStore
+from video_index.core.contract import ENV_HOLDS_TABLE
+from video_index.core.errors import BadInput, ConfigurationError, Conflict, NotFound
 from video_index.core.holding import HeldWindow
+from video_index.core.jsonlines import OutcomeName
 from video_index.core.settings import Settings
+from video_index.holds.job import RetentionJob
 from video_index.holds.model import (
     MAX_HOLD_MS,
     Change,
@@ -25,6 +30,9 @@ from video_index.holds.model import (
     check_window,
     new_hold_id,
 )
+
+#: Past every hold's start (13 digits of epoch ms: the copies' sort keys).
+_NO_END_MS: Final = 10**13
 
 
 class Forbidden(Conflict):
@@ -109,6 +117,48 @@ class Holds:
             raise Conflict(f"hold {hold_id} changed meanwhile; read it again") from None
         return released
 
+    # -- JSON Lines (holds/transfer.py) -----------------------------------------------------
+
+    def export(self, device: str | None) -> Iterator[Hold]:
+        """Every hold, released ones included: a device's (one Query per MB of its holds),
+        or the whole table's (a Scan: for the command line, not the API)."""
+        items = self.store.starting(device, 0, _NO_END_MS) if device else self.store.scan_holds()
+        return (Hold.of(item) for item in items)
+
+    def import_one(self, hold: Hold) -> tuple[OutcomeName, str]:
+        """Write one hold as exported, idempotently: (outcome, detail). ``created`` or
+        ``updated`` (the line's version is newer), ``unchanged`` (the same version saying
+        the same), ``refused`` (the table holds a newer version, or the same one saying
+        otherwise, or it changed while importing: nothing is overwritten)."""
+        item = self.store.hold(hold.hold_id)
+        current = Hold.of(item) if item is not None else None
+        if current is not None and current.version >= hold.version:
+            if current.version > hold.version:
+                return "refused", f"the table holds a newer version ({current.version})"
+            if current == hold:
+                return "unchanged", f"version {current.version}"
+            return "refused", f"version {current.version} in the table says otherwise"
+        if current is not None and _created(current) != _created(hold):
+            return "refused", "the table's hold was created otherwise (device, window or reason)"
+        try:
+            self.store.write(hold.item(), current.version if current else 0)
+        except VersionTaken:
+            return "refused", "changed in the table while importing"
+        return ("updated" if current else "created"), f"version {hold.version}"
+
+
+def _created(hold: Hold) -> tuple[object, ...]:
+    """What a hold's versions never change: a later version only releases it."""
+    return (
+        hold.device,
+        hold.from_ms,
+        hold.to_ms,
+        hold.reason,
+        hold.created_by,
+        hold.created_at_ms,
+        hold.history[:1],
+    )
+
 
 class HoldsHeldWindows:
     """The active holds of a device as windows: what retention, deletion, restore and
@@ -144,3 +194,19 @@ def build_holds(
     if not settings.holds_table:
         return None
     return Holds(HoldStore(clients.dynamodb, settings.holds_table), clock=clock)
+
+
+def build_retention(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> RetentionJob:
+    """The retention job over the settings' bucket and holds table (the Lambda builds the
+    same from its environment; ``video-index retention run`` from a ready file)."""
+    holds = build_holds(settings, clients, clock)
+    if holds is None:
+        raise ConfigurationError(f"{ENV_HOLDS_TABLE} is not set: retention needs the holds")
+    return RetentionJob(
+        ObjectStore(clients.s3, settings.bucket),
+        HoldsHeldWindows(holds),
+        dict(settings.retention_days),
+        clock,
+    )

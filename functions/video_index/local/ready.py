@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,15 @@ class ReadyStack:
         endpoint = self.values.get(service) or self["sqs" if service == "cloudwatch" else service]
         return client(self.session(), service, str(endpoint))
 
+    def clock(self) -> Callable[[], float]:
+        """The stack's clock (epoch seconds): the real one moved by its ``--now``."""
+        offset = float(self.values.get("clock_offset_seconds", 0.0))
+        return lambda: time.time() + offset
+
     def settings(self) -> Settings:
+        extra: dict[str, Any] = {}
+        if "retention_days" in self.values:
+            extra["retention_days"] = dict(self["retention_days"])
         return Settings(
             bucket=self["bucket"],
             table=self["table"],
@@ -71,4 +81,6 @@ class ReadyStack:
             export_queue_url=self.values.get("export_queue_url"),
             deletions_table=self.values.get("deletions_table"),
             deletion_queue_url=self.values.get("deletion_queue_url"),
+            holds_table=self.values.get("holds_table"),
+            **extra,
         )

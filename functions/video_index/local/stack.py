@@ -342,6 +342,10 @@ class LocalStack:
             **queues,
             "deletions_table": self.names.deletions_table,
             "holds_table": self.names.holds_table,
+            # The retention a local run applies, and the stack's clock (``--now``) as an
+            # offset from the real one: ``video-index retention run --ready-file``.
+            "retention_days": dict(self.settings.retention_days),
+            "clock_offset_seconds": self.clock() - time.time(),
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,

@@ -33,6 +33,7 @@ from video_index.core.timeunits import DAY_MS, QUARTER_MS
 from video_index.ops.fingerprints import Fingerprint, Partition, add_object
 from video_index.ops.keyparse import parse_keys
 from video_index.ops.report import SAMPLES
+from video_index.ops.retention_census import CensusCounts, RetentionCensus, observe_batch
 
 #: Partition columns, then figure columns, of every partial.
 KEYS: Final = ("device", "kind", "day")
@@ -79,20 +80,24 @@ class KeyCounts:
     foreign_keys: int = 0
     invalid_keys: int = 0
     invalid_samples: list[dict[str, str]] = field(default_factory=list)
+    #: Objects past retention, held or overdue (with a census: docs/holds.md).
+    retention: CensusCounts = field(default_factory=CensusCounts)
 
     def add(self, other: KeyCounts) -> None:
         self.objects_seen += other.objects_seen
         self.foreign_keys += other.foreign_keys
         self.invalid_keys += other.invalid_keys
         self.invalid_samples = (self.invalid_samples + other.invalid_samples)[:SAMPLES]
+        self.retention.add(other.retention)
 
 
 # long: one pass over an Arrow batch, each step narrowing the same masks of the same keys
 def fingerprint_keys(
-    keys: Any, sizes: Any | None, *, side: int = EXPECTED
+    keys: Any, sizes: Any | None, *, side: int = EXPECTED, census: RetentionCensus | None = None
 ) -> tuple[Any, KeyCounts]:
     """(partial, counts) of a batch of present objects: ``keys`` an Arrow string array
-    without nulls, ``sizes`` integers (null or absent: 0)."""
+    without nulls, ``sizes`` integers (null or absent: 0); with a ``census``, the counts
+    say which objects are past retention, held or overdue."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -128,6 +133,8 @@ def fingerprint_keys(
             match classify_key(key):
                 case ValidKey(segment=segment):
                     add_object(python_valid, segment, int(size))
+                    if census is not None:
+                        census.observe(segment, key, counts.retention)
                 case InvalidKey(reason=reason):
                     counts.invalid_keys += 1
                     if len(counts.invalid_samples) < SAMPLES:
@@ -138,6 +145,8 @@ def fingerprint_keys(
     start_ms, duration = parsed.start_ms, parsed.duration_ms
     is_video = parsed.kind == 0
     end_ms = start_ms + duration
+    if census is not None:
+        observe_batch(census, keys, parsed, end_ms, counts.retention)
     days = np.floor_divide(start_ms, DAY_MS)
     first_boundary = start_ms - np.mod(start_ms, QUARTER_MS) + QUARTER_MS
     day_end = (days + 1) * DAY_MS

@@ -35,6 +35,7 @@ from video_index.ops.inventory import Manifest, ManifestFile
 from video_index.ops.inventory.columns import slice_columns
 from video_index.ops.payloads import FingerprintUnit, ShardCounts, UnitBatchInput, UnitCounts
 from video_index.ops.report import SAMPLES, ReconcileReport
+from video_index.ops.retention_census import CensusCounts, RetentionCensus
 
 #: Rows fingerprinted at a time from a listing or a Scan.
 BATCH_ROWS: Final = 65_536
@@ -100,6 +101,8 @@ class MapContext:
     store: ReadModelStore
     partials: Partials
     manifest: Callable[[str], Manifest]
+    #: Counts objects past retention, held or overdue (None: no holds table).
+    census: RetentionCensus | None = None
 
 
 # -- map ---------------------------------------------------------------------------------
@@ -128,11 +131,11 @@ def run_unit(context: MapContext, unit: FingerprintUnit, run: UnitBatchInput) ->
             for batch in slice_columns(
                 context.s3, manifest, data_file, part=piece.part, parts=piece.parts
             ):
-                add(*columnar.fingerprint_keys(batch.keys, batch.sizes))
+                add(*columnar.fingerprint_keys(batch.keys, batch.sizes, census=context.census))
     listings = [context.segments.list(p) for p in unit.prefixes]
     listings += [context.segments.list_shallow(p) for p in unit.shallow]
     for listing in listings:
-        for partial, seen in fingerprint_objects(listing):
+        for partial, seen in fingerprint_objects(listing, census=context.census):
             add(partial, seen)
     if unit.scan is not None:
         if run.generation is None:
@@ -150,13 +153,26 @@ def run_unit(context: MapContext, unit: FingerprintUnit, run: UnitBatchInput) ->
         foreign_keys=counts.foreign_keys,
         invalid_keys=counts.invalid_keys,
         invalid_samples=counts.invalid_samples,
+        **retention_fields(counts.retention),
         items_scanned=items,
         seconds=time.perf_counter() - began,
     )
 
 
+def retention_fields(counts: CensusCounts) -> dict[str, Any]:
+    """The retention census as :class:`UnitCounts` fields."""
+    return {
+        "past_retention_held": counts.held,
+        "past_retention_overdue": counts.overdue,
+        "overdue_samples": list(counts.overdue_samples),
+    }
+
+
 def fingerprint_objects(
-    objects: Iterable[ListedObject], *, side: int = columnar.EXPECTED
+    objects: Iterable[ListedObject],
+    *,
+    side: int = columnar.EXPECTED,
+    census: RetentionCensus | None = None,
 ) -> Iterator[tuple[Any, columnar.KeyCounts]]:
     """Partials of a stream of listed objects, a batch at a time."""
     keys: list[str] = []
@@ -165,10 +181,10 @@ def fingerprint_objects(
         keys.append(obj.key)
         sizes.append(obj.size)
         if len(keys) >= BATCH_ROWS:
-            yield columnar.fingerprint_keys(keys, sizes, side=side)
+            yield columnar.fingerprint_keys(keys, sizes, side=side, census=census)
             keys, sizes = [], []
     if keys:
-        yield columnar.fingerprint_keys(keys, sizes, side=side)
+        yield columnar.fingerprint_keys(keys, sizes, side=side, census=census)
 
 
 def read_model_partial(
@@ -265,6 +281,11 @@ def sum_units(outputs: Iterable[UnitCounts]) -> UnitCounts:
                 "objects_seen": total.objects_seen + one.objects_seen,
                 "foreign_keys": total.foreign_keys + one.foreign_keys,
                 "invalid_keys": total.invalid_keys + one.invalid_keys,
+                "past_retention_held": total.past_retention_held + one.past_retention_held,
+                "past_retention_overdue": (
+                    total.past_retention_overdue + one.past_retention_overdue
+                ),
+                "overdue_samples": (total.overdue_samples + one.overdue_samples)[:SAMPLES],
                 "items_scanned": total.items_scanned + one.items_scanned,
                 "seconds": total.seconds + one.seconds,
             }
@@ -294,6 +315,9 @@ def decide(
     report.foreign_keys = units.foreign_keys
     report.invalid_keys = units.invalid_keys
     report.invalid_samples = list(units.invalid_samples)
+    report.past_retention_held = units.past_retention_held
+    report.past_retention_overdue = units.past_retention_overdue
+    report.overdue_samples = list(units.overdue_samples)
     report.read_model_entries = shards.read_model_entries
     report.partitions_checked = shards.partitions_checked
     report.partitions_differing = shards.partitions_differing

@@ -63,6 +63,7 @@ from video_index.ops.mapreduce import (
     decide,
     fingerprint_objects,
     read_model_partial,
+    retention_fields,
 )
 from video_index.ops.mend import Mender
 from video_index.ops.payloads import ShardCounts, UnitCounts
@@ -73,6 +74,7 @@ from video_index.ops.report import (
     ReconcileReport,
     summary,
 )
+from video_index.ops.retention_census import RetentionCensus
 
 logger = Logger(child=True)
 
@@ -97,6 +99,7 @@ class Reconciler:
         mender: Mender,
         clock: Callable[[], float] = time.time,
         enforcer: Enforcer | None = None,
+        census: Callable[[], RetentionCensus] | None = None,
     ) -> None:
         self._store = store
         self._mender = mender
@@ -104,6 +107,8 @@ class Reconciler:
         self._ingestor = ingestor
         self._clock = clock
         self._enforcer = enforcer
+        #: A fresh retention census per run (its instant, its holds), if holds exist.
+        self.census = census
 
     # -- step 1: fingerprints ------------------------------------------------------------
 
@@ -145,7 +150,8 @@ class Reconciler:
         )
         partials: list[Any] = []
         seen = KeyCounts()
-        for partial, counts in fingerprint_objects(objects):
+        census = self.census() if self.census is not None else None
+        for partial, counts in fingerprint_objects(objects, census=census):
             partials.append(partial)
             seen.add(counts)
             if len(partials) >= MERGE_EVERY:
@@ -159,6 +165,7 @@ class Reconciler:
                 foreign_keys=seen.foreign_keys,
                 invalid_keys=seen.invalid_keys,
                 invalid_samples=seen.invalid_samples,
+                **retention_fields(seen.retention),
             ),
             ShardCounts(
                 partitions_checked=comparison.partitions_checked,

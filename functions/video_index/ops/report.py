@@ -73,6 +73,13 @@ class ReconcileReport:
     removal_share: float = 0.0
     refusal: str | None = None
     deletions_enforced: int = 0
+    #: Objects past their kind's retention inside an active hold: kept on purpose.
+    past_retention_held: int = 0
+    #: Objects past retention by more than two days that no hold covers: the retention
+    #: job should have deleted them (it did not run, or failed). Counted only where the
+    #: run knows the holds (docs/holds.md).
+    past_retention_overdue: int = 0
+    overdue_samples: list[str] = field(default_factory=list)
 
     def add(self, result: PartitionResult) -> None:
         self.deletions_enforced += result.enforced
@@ -100,5 +107,7 @@ def summary(report: ReconcileReport) -> dict[str, Any]:
         "entries_fixed",
         "aggregates_fixed",
         "invalid_keys",
+        "past_retention_held",
+        "past_retention_overdue",
     )
     return {name: getattr(report, name) for name in keep}

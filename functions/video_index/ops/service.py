@@ -10,6 +10,7 @@ Functions (the map and the reduce as Distributed Maps). The logic lives in
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from video_index.core.keys import KEY_PREFIX
 from video_index.core.layout import CONTROL_PK, RECONCILE_SK
 from video_index.core.settings import Settings
 from video_index.deletion.service import build_enforcer
+from video_index.holds.service import HoldsHeldWindows, build_holds
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops import planning
 from video_index.ops.fingerprints import Partition
@@ -44,6 +46,7 @@ from video_index.ops.payloads import FingerprintPlan, FingerprintUnit, S3Locatio
 from video_index.ops.rebuild import Rebuilder
 from video_index.ops.reconcile import Plan, Reconciler
 from video_index.ops.report import ReconcileReport
+from video_index.ops.retention_census import RetentionCensus
 
 #: Bytes per inventory row (gzip CSV / Parquet), to estimate objects from a manifest.
 _BYTES_PER_ROW = 40
@@ -174,6 +177,7 @@ class Ops:
             store=self._store(),
             partials=partials if partials is not None else S3Partials(self.reports),
             manifest=functools.cache(lambda uri: read_manifest(self.clients.s3, uri)),
+            census=self.reconciler.census() if self.reconciler.census is not None else None,
         )
 
     def run_plan_locally(self, plan: FingerprintPlan, units: list[FingerprintUnit]) -> LocalRun:
@@ -249,10 +253,15 @@ class Ops:
 
 
 def build_ops(
-    settings: Settings, clients: Clients, *, pump: Callable[[], object] | None = None
+    settings: Settings,
+    clients: Clients,
+    *,
+    pump: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Ops:
     """The ops objects of a deployment. ``pump`` delivers the table's stream to the
-    consumer where none runs (tests in one process); deployed, Lambda does."""
+    consumer where none runs (tests in one process); deployed, Lambda does. ``clock``
+    is the instant retention is judged at (reconcile's census of held and overdue)."""
     store = build_store(settings, clients)
     segments = ObjectStore(clients.s3, settings.bucket)
     ingestor = Ingestor(store, segments)
@@ -267,10 +276,31 @@ def build_ops(
         clients=clients,
         segments=segments,
         reconciler=Reconciler(
-            store, segments, ingestor, mender=mender, enforcer=build_enforcer(settings, clients)
+            store,
+            segments,
+            ingestor,
+            mender=mender,
+            enforcer=build_enforcer(settings, clients),
+            census=build_census(settings, clients, clock),
         ),
         rebuilder=rebuilder,
         store=store,
     )
     rebuilder.plan_partitions = ops.rebuild_partitions
     return ops
+
+
+def build_census(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> Callable[[], RetentionCensus] | None:
+    """A new census per run over the holds table, if one is configured (else None: the
+    report's retention counts stay 0, as nothing can be told apart)."""
+    holds = build_holds(settings, clients, clock)
+    if holds is None:
+        return None
+    windows = HoldsHeldWindows(holds)
+
+    def census() -> RetentionCensus:
+        return RetentionCensus(windows.held, int(clock() * 1000), settings.retention_days)
+
+    return census

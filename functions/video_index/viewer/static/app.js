@@ -8,6 +8,7 @@ import { ApiError, devicePath, get } from "./api.js";
 import { Annotations, spanOf } from "./annotations.js";
 import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken, token } from "./auth.js";
 import { focusDay, renderCalendar } from "./calendar.js";
+import { DayMarks, markHeldDays } from "./marks.js";
 import { renderDevices } from "./devices.js";
 import { $, h, clear, status } from "./dom.js";
 import { Exporter } from "./export.js";
@@ -65,6 +66,7 @@ const timeline = new Timeline($("#timeline"), {
 });
 const exporter = new Exporter($("#export-form"), $("#timeline"), timeline);
 new Previews($("#timeline"), timeline, () => state.device);
+const dayMarks = new DayMarks(timeline);
 const overlays = new Overlays($("#overlays"));
 const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
@@ -208,6 +210,8 @@ async function showMonth(month, { focus = null } = {}) {
       focusDay(ui.calendar, date);
     }),
   });
+  markHeldDays(ui.calendar, device, answer.days.map((day) => day.date), state.zone)
+    .catch((error) => report(error, "loading the holds"));
 }
 
 // --- the day -------------------------------------------------------------------------------
@@ -232,6 +236,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   ui.playerSection.hidden = false;
   ui.momentSection.hidden = false;
   drawTimeline(annotations.items);
+  dayMarks.load(device, start, end, state.zone).catch((error) => report(error, "loading the holds and activity"));
   drawRanges();
   exporter.setDay({ device, start, end, zone: state.zone });
   writeAddress({ push });
@@ -246,6 +251,7 @@ function drawTimeline(items) {
     start: state.day.start, end: state.day.end, zone: state.zone, ranges: state.day.ranges,
     annotated: items.map(spanOf).filter(Boolean),
   });
+  dayMarks.draw();
   if (state.moment !== null) timeline.setCursor(state.moment);
 }
 

@@ -156,3 +156,25 @@ export class Timeline {
     this.setCursor(Math.min(Math.max(ms, this.day.start), this.day.end - 1000));
   }
 }
+
+/** Draw one layer of bands on the timeline's day: `bands` of {from, to, attrs} (ms), each a
+ * `div.${layer}` placed like the ranges (clipped to the day). The layer's old bands go first,
+ * so it can be drawn again after every render; bands go under the ranges (first in the track). */
+export function drawBands(timeline, layer, bands) {
+  if (!timeline.day) return;
+  const { start, end } = timeline.day;
+  const span = end - start;
+  for (const old of timeline.track.querySelectorAll(`:scope > .${layer}`)) old.remove();
+  const first = timeline.track.firstChild;
+  for (const { from, to, attrs = {} } of bands) {
+    if (to <= start || from >= end) continue;
+    const left = Math.max(from, start);
+    const right = Math.min(to, end);
+    timeline.track.insertBefore(h("div", {
+      ...attrs, class: layer,
+      style: {
+        ...attrs.style, left: `${(100 * (left - start)) / span}%`, width: `${(100 * (right - left)) / span}%`,
+      },
+    }), first);
+  }
+}

@@ -1,0 +1,74 @@
+"""The ``export`` and ``import`` actions shared by ``annotate`` and ``hold``: JSON Lines
+out to a file or stdout, in from a file or stdin, and the outcomes of an import shown."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
+from video_index.core.errors import BadInput
+from video_index.core.jsonlines import OUTCOMES, Outcome
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+
+
+def add_import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
+    parser.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+
+
+def write_lines(lines: Iterable[str], out: Path | None, noun: str) -> int:
+    """Write each line (to ``out``, else stdout) and say on stderr how many; exit 0."""
+    count = 0
+    if out is None:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+            count += 1
+    else:
+        with out.open("w", encoding="utf-8") as file:
+            for line in lines:
+                file.write(line + "\n")
+                count += 1
+    Console(stderr=True).print(Text(f"exported {count} {noun}(s)"))
+    return EXIT_OK
+
+
+def read_text(file: Path) -> list[str]:
+    """The lines of ``file`` (``-``: stdin); an unreadable file is a :class:`BadInput`."""
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput("FILE", f"cannot read {file}: {exc}") from None
+    return text.splitlines()
+
+
+def show_outcomes(console: Console, outcomes: Sequence[Outcome], id_key: str, as_json: bool) -> int:
+    """Print what the import did (``id_key`` names the id in JSON: ``annotation_id``,
+    ``hold_id``); exit 1 when a line was refused, else 0."""
+    if as_json:
+        shown = []
+        for outcome in outcomes:
+            fields = dataclasses.asdict(outcome)
+            shown.append({"line": fields.pop("line"), id_key: fields.pop("id"), **fields})
+        print(json.dumps(shown, indent=2))
+    else:
+        for outcome in outcomes:
+            console.print(
+                Text(
+                    f"line {outcome.line}: {outcome.id} {outcome.outcome} ({outcome.detail})",
+                    style="red" if outcome.outcome == "refused" else "",
+                )
+            )
+        counts = {k: sum(o.outcome == k for o in outcomes) for k in OUTCOMES}
+        console.print(Text(", ".join(f"{n} {k}" for k, n in counts.items())))
+    return EXIT_PROBLEM if any(o.outcome == "refused" for o in outcomes) else EXIT_OK
