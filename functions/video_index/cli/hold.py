@@ -38,8 +38,7 @@ from rich.text import Text
 from video_index.cli.args import device_arg, start_arg
 from video_index.cli.exits import EXIT_OK, guarded
 from video_index.cli.jsonl import (
-    add_export_arguments,
-    add_import_arguments,
+    add_transfer_parsers,
     read_text,
     show_outcomes,
     write_lines,
@@ -84,16 +83,9 @@ def register(commands: Any) -> None:
     _target(release)
     release.set_defaults(handler=lambda args, console, _: _release(args, console))
 
-    export = actions.add_parser("export", help="every hold as JSON Lines (released included)")
-    export.add_argument("--device", type=device_arg, help="only this device (default: all)")
-    add_export_arguments(export)
-    _target(export)
-    export.set_defaults(handler=lambda args, console, _: _export(args, console))
-
-    imported = actions.add_parser("import", help="JSON Lines back in, idempotently by id")
-    add_import_arguments(imported)
-    _target(imported)
-    imported.set_defaults(handler=lambda args, console, _: _import(args, console))
+    add_transfer_parsers(
+        actions, "every hold as JSON Lines (released included)", _target, _export, _import
+    )
 
 
 def _window(parser: argparse.ArgumentParser) -> None:

@@ -7,24 +7,39 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
+from video_index.cli.args import device_arg
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
 from video_index.core.errors import BadInput
 from video_index.core.jsonlines import OUTCOMES, Outcome
 
 
-def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+def add_transfer_parsers(
+    actions: Any,
+    export_help: str,
+    target: Callable[[argparse.ArgumentParser], None],
+    export: Callable[[argparse.Namespace, Console], int],
+    import_: Callable[[argparse.Namespace, Console], int],
+) -> None:
+    """The ``export`` and ``import`` sub-commands under ``actions`` (argparse's sub-parsers),
+    each with the command's own ``target`` options (where its table is)."""
+    exporting = actions.add_parser("export", help=export_help)
+    exporting.add_argument("--device", type=device_arg, help="only this device (default: all)")
+    exporting.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
+    target(exporting)
+    exporting.set_defaults(handler=lambda args, console, _: export(args, console))
 
-
-def add_import_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
-    parser.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    importing = actions.add_parser("import", help="JSON Lines back in, idempotently by id")
+    importing.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
+    importing.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    target(importing)
+    importing.set_defaults(handler=lambda args, console, _: import_(args, console))
 
 
 def write_lines(lines: Iterable[str], out: Path | None, noun: str) -> int:
