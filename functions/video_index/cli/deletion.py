@@ -1,16 +1,20 @@
 """``video-index delete | undelete | restore`` (docs/deletion.md, docs/cli.md).
 
     video-index delete --device D --from ISO --to ISO [--kind K] [--erase] [--dry-run]
+    video-index delete --stack NAME --device D [--device D2 ...] --from ISO --to ISO [--erase]
     video-index delete --withdraw ID | --resume ID
     video-index undelete --device D --from ISO --to ISO [--kind K] [--dry-run] [--withdraw]
     video-index restore --from-bucket REPLICA [--dry-run]
 
 ``delete`` records a deletion request and runs its job in this process with a
-progress bar (the code the deletion worker runs); ``--dry-run`` shows what the window
-holds and records nothing; ``--withdraw ID`` withdraws a request; ``--resume ID``
-continues a job whose runner stopped. ``undelete`` brings back the newest version of
-each deleted key of a window (refusing while a deletion request covers it, unless
-``--withdraw``); ``restore`` copies back from a replica what the bucket lacks.
+progress bar (the code the deletion worker runs); with ``--stack`` it runs on the
+deployed stack's bulk deletion machine instead: several devices, a window of any
+length, one recorded and checkpointed request per device and 31 days (docs/bulk.md);
+``--dry-run`` shows what the window holds and records nothing; ``--withdraw ID``
+withdraws a request; ``--resume ID`` continues a job whose runner stopped.
+``undelete`` brings back the newest version of each deleted key of a window (refusing
+while a deletion request covers it, unless ``--withdraw``); ``restore`` copies back from
+a replica what the bucket lacks.
 
 Configuration from the environment (``VIDEO_INDEX_*`` and the standard boto3
 variables) or, with ``--ready-file``, a running ``video-index local``. Exit codes
@@ -45,9 +49,16 @@ def register(commands: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _window_arguments(delete, required=False)
+    _window_arguments(delete, required=False, several=True)
     delete.add_argument(
         "--erase", action="store_true", help="remove every version (not undeletable)"
+    )
+    delete.add_argument(
+        "--stack",
+        help="run on this deployed stack's bulk deletion machine (several --device, any length)",
+    )
+    delete.add_argument(
+        "--interval", type=float, default=5.0, help="with --stack: seconds between polls"
     )
     delete.add_argument("--dry-run", action="store_true", help="show what would go; record nothing")
     delete.add_argument("--withdraw", metavar="ID", help="withdraw the deletion request ID")
@@ -93,8 +104,15 @@ def register(commands: Any) -> None:
     restore.set_defaults(handler=lambda args, console, _: _restore(args, console))
 
 
-def _window_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument("--device", required=required, type=device_arg)
+def _window_arguments(
+    parser: argparse.ArgumentParser, *, required: bool, several: bool = False
+) -> None:
+    if several:
+        parser.add_argument(
+            "--device", action="append", type=device_arg, help="repeat it with --stack"
+        )
+    else:
+        parser.add_argument("--device", required=required, type=device_arg)
     parser.add_argument("--from", dest="start", required=required, type=start_arg, metavar="ISO")
     parser.add_argument("--to", dest="end", required=required, type=start_arg, metavar="ISO")
     parser.add_argument("--kind", choices=KINDS, help="one kind only (default: every kind)")
@@ -143,6 +161,17 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             parser.error("--withdraw and --resume take only a deletion id (and --ready-file)")
     elif any(part is None for part in window):
         parser.error("the following arguments are required: --device, --from, --to")
+    if args.stack:
+        if args.withdraw or args.resume or args.dry_run or args.ready_file:
+            parser.error("--stack starts a bulk deletion: not with --withdraw, --resume, "
+                         "--dry-run or --ready-file")  # fmt: skip
+        from video_index.cli.bulk import delete_deployed
+
+        return guarded(console, lambda: delete_deployed(args, console, _by(args)))
+    if args.device is not None:
+        if len(args.device) > 1:
+            parser.error("argument --device: several devices need --stack (a bulk deletion)")
+        args.device = args.device[0]
 
     def run() -> int:
         jobs = _jobs(args)

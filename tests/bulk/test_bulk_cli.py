@@ -1,10 +1,11 @@
-"""``video-index restore --stack``: starts the restore machine, follows its map's units,
-reports copied/skipped/failed (a fake stack: no AWS)."""
+"""``video-index restore --stack`` and ``video-index delete --stack``: each starts its
+machine, follows its map's units and reports (a fake stack: no AWS)."""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ from rich.console import Console
 from video_index.aws.executions import Execution
 from video_index.cli import bulk as bulk_cli
 from video_index.cli import follow as follow_cli
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
+from video_index.cli.main import main
 
 
 @dataclass
@@ -49,9 +51,10 @@ class FakeStepFunctions:
 class FakeStack:
     machine: FakeMachine
     stepfunctions: FakeStepFunctions = field(default_factory=FakeStepFunctions)
+    machines: list[str] = field(default_factory=list)
 
     def executions(self, output: str) -> FakeMachine:
-        assert output == "RestoreStateMachineArn"
+        self.machines.append(output)
         return self.machine
 
     def client(self, service: str) -> FakeStepFunctions:
@@ -67,6 +70,7 @@ def _run(monkeypatch: pytest.MonkeyPatch, report: dict[str, Any]) -> tuple[int, 
         stack="vi", from_bucket="replica", manifest=None, dry_run=False, interval=0.0
     )
     code = bulk_cli.restore_deployed(args, console)
+    assert stack.machines == ["RestoreStateMachineArn"]
     return code, console.export_text(), stack
 
 
@@ -89,3 +93,51 @@ def test_failed_units_are_named_and_the_exit_says_so(monkeypatch: pytest.MonkeyP
 def test_map_progress_is_planning_before_the_map_runs() -> None:
     progress = bulk_cli.map_progress(FakeStepFunctions(), "arn:exec")
     assert progress is not None and progress.phase == "planning"
+
+
+def test_a_deletion_over_devices_and_a_year_runs_on_the_bulk_machine(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a stack whose bulk deletion reports 24 jobs done
+    report = {"units": 24, "done": 24, "deleted": 3_150_000, "versions_deleted": 3_150_000}
+    stack = FakeStack(FakeMachine([{**report, "failed_batches": 0}]))
+    monkeypatch.setattr(bulk_cli, "open_stack", lambda name: stack)
+    monkeypatch.setattr(follow_cli, "pause", lambda seconds: None)
+    # When two cameras' year is erased on the stack
+    code = main(
+        ["delete", "--stack", "vi", "--device", "cam-a", "--device", "cam-b", "--from",
+         "2025-01-01T00:00:00Z", "--to", "2026-01-01T00:00:00Z", "--erase", "--by", "ops-ann",
+         "--interval", "0"]
+    )  # fmt: skip
+    # Then the bulk deletion machine got both devices and the whole window, in epoch ms
+    assert code == EXIT_OK
+    assert stack.machines == ["BulkDeleteStateMachineArn"]
+    started = stack.machine.started[0]
+    assert started["devices"] == ["cam-a", "cam-b"]
+    assert (started["from_ms"], started["to_ms"]) == (
+        int(datetime(2025, 1, 1, tzinfo=UTC).timestamp() * 1000),
+        int(datetime(2026, 1, 1, tzinfo=UTC).timestamp() * 1000),
+    )
+    assert (started["erase"], started["kind"], started["created_by"]) == (True, None, "ops-ann")
+    assert started["run_id"].startswith("delete-")
+    # And the report is said
+    out = capsys.readouterr().out
+    assert "24 of 24 deletion jobs done" in out and "3,150,000 keys" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--device", "cam-b"], "several devices need --stack"),
+        (["--stack", "vi", "--dry-run"], "--stack starts a bulk deletion"),
+    ],
+)
+def test_a_bulk_deletion_asked_wrongly_is_refused_with_its_reason(
+    extra: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # When a deletion names what only the other way takes
+    window = ["--device", "cam-a", "--from", "2025-01-01T00:00:00Z", "--to", "2025-02-01T00:00:00Z"]
+    code = main(["delete", *window, *extra])
+    # Then it is a usage error that says why, and nothing starts
+    assert code == EXIT_USAGE
+    assert says in capsys.readouterr().err
