@@ -170,7 +170,7 @@ def test_a_window_dragged_on_the_grid_exports_every_tile_to_its_own_mp4(
     assert page.input_value("[data-testid=grid-export-target]") == ""  # all tiles
     page.keyboard.press("Enter")
     # Then gx-c, without footage in the window, says so in words and offers nothing
-    said(page, "gx-c", "No footage", "10:02:")
+    said(page, "gx-c", "No footage", chosen[0].strftime("%H:%M:%S"), chosen[1].strftime("%H:%M:%S"))
     assert page.locator("[data-testid=grid-export-download-gx-c]").is_hidden()
     # And each camera with footage offers its own clip, which downloads as an MP4 holding
     # every frame of that camera's files in the job's window (counted from the bytes made here)
