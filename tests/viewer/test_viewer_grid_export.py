@@ -234,7 +234,8 @@ def test_a_window_put_with_the_keyboard_exports_one_tile_and_a_403_is_said(
         # Then the window runs from the clock's moment to 30 s later
         selection = page.locator("[data-testid=grid-export-selection]")
         assert [selection.get_attribute("data-from"), selection.get_attribute("data-to")] == [
-            iso(clock), iso(clock + timedelta(seconds=30))
+            iso(clock),
+            iso(clock + timedelta(seconds=30)),
         ]
         # When they Tab to the cameras, choose gx-a alone, Tab to Export and press Enter
         page.keyboard.press("Tab")
