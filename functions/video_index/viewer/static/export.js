@@ -5,16 +5,11 @@
 // said in words: a window too long, no footage in it, not allowed (403), a failed job.
 
 import { can } from "./access.js";
-import { ApiError, devicePath, request } from "./api.js";
 import { h } from "./dom.js";
-import { bytes, duration } from "./format.js";
+import { ExportJob, exportWords } from "./export-job.js";
 import { TimeField } from "./form-times.js";
-import { clockTime, dateTime, iso } from "./zones.js";
+import { clockTime, iso } from "./zones.js";
 
-/** The API's bound on one export (docs/playback.md, "Clip export"). */
-export const MAX_EXPORT_MS = 6 * 3_600_000;
-/** How often a running job is asked after. */
-const POLL_MS = 1_000;
 /** A pointer move shorter than this (px) is a click (a moment to play), not a selection. */
 const DRAG_PX = 5;
 
@@ -29,8 +24,7 @@ export class Exporter {
     this.root = root;
     this.timeline = timeline;
     this.day = null; // {device, start, end, zone}
-    this.job = null; // the export being followed
-    this.timer = 0;
+    this.current = null; // the ExportJob followed
     this.drag = null; // {x, from} while the pointer is down on the track
     this.dragged = false;
     this.from = new TimeField(form.elements.from, form.elements.fromOffset);
@@ -42,7 +36,7 @@ export class Exporter {
     root.append(this.selection);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      this.start().catch((error) => this.say(this.words(error), "error"));
+      this.start().catch((error) => this.say(exportWords(error, this.window(false)), "error"));
     });
     form.addEventListener("input", () => this.showSelection());
     this.listenToTheTrack();
@@ -61,8 +55,8 @@ export class Exporter {
 
   /** Forget the job followed and the window chosen (another device). */
   reset() {
-    window.clearTimeout(this.timer);
-    this.job = null;
+    if (this.current) this.current.stop();
+    this.current = null;
     this.from.set(Number.NaN, this.day ? this.day.zone : "UTC");
     this.to.set(Number.NaN, this.day ? this.day.zone : "UTC");
     this.say("", "info");
@@ -156,92 +150,35 @@ export class Exporter {
     this.selection.hidden = false;
   }
 
-  // --- the export ---------------------------------------------------------------------------
+  // --- the export (export-job.js follows it and words it) ----------------------------------
 
   async start() {
     if (!this.day) return;
-    window.clearTimeout(this.timer);
+    if (this.current) this.current.stop();
     this.link.hidden = true;
     const [from, to] = this.window();
-    const { device, zone } = this.day;
-    const what = `${dateTime(from, zone)} – ${clockTime(to, zone)}`;
-    this.say(`Starting the export of ${what}…`, "info");
-    this.progress.hidden = false;
-    this.progress.removeAttribute("value");
-    let answer;
-    try {
-      answer = await request(devicePath(device, "/exports"), {
-        method: "POST", body: { from: iso(from), to: iso(to) }, user: true,
-      });
-    } catch (error) {
-      this.progress.hidden = true;
-      throw error;
-    }
-    const job = answer.data;
-    this.job = job;
-    this.form.dataset.exportId = job.export_id;
-    if (job.segments === 0) {
-      // The API queues it anyway (and fails it); the person learns now, in words.
-      this.progress.hidden = true;
-      this.say(`No footage between ${what} (no playable video file): there is nothing to export. Choose a window over the green ranges.`, "error");
-      return;
-    }
-    this.follow(job);
+    this.current = new ExportJob({ device: this.day.device, from, to, zone: this.day.zone, onChange: (update) => this.show(update) });
+    await this.current.start();
   }
 
-  follow(job) {
-    this.job = job;
-    this.form.dataset.exportState = job.state;
-    const files = `${job.segments} file${job.segments === 1 ? "" : "s"}, ${bytes(job.bytes)}`;
-    if (job.state === "done") {
-      this.progress.hidden = true;
-      this.link.href = job.url;
-      this.link.textContent = `Download the clip (${files})`;
-      this.link.hidden = false;
-      this.say("The clip is ready.", "info");
-      return;
+  /** Draw one step of the job followed: its state line, progress and download link. */
+  show({ job, state, kind, message, busy, percent, url, linkText }) {
+    if (job) {
+      this.form.dataset.exportId = job.export_id;
+      if (state !== "empty") this.form.dataset.exportState = job.state;
     }
-    if (job.state === "failed") {
-      this.progress.hidden = true;
-      this.say(`The export failed: ${job.error || "no reason given"}.`, "error");
-      return;
-    }
-    const done = Math.round(100 * (Number(job.progress) || 0));
-    if (job.state === "running") {
+    this.progress.hidden = !busy;
+    if (busy && percent === null && state === "starting") this.progress.removeAttribute("value");
+    if (busy && percent !== null) {
       this.progress.max = 100;
-      this.progress.value = done;
+      this.progress.value = percent;
     }
-    this.say(job.state === "queued"
-      ? `Export queued (${files})…`
-      : `Making the clip of ${files}: ${done} %…`, "info");
-    this.timer = window.setTimeout(() => this.poll(job.export_id), POLL_MS);
-  }
-
-  async poll(exportId) {
-    if (!this.job || this.job.export_id !== exportId) return;
-    try {
-      const { data } = await request(`exports/${encodeURIComponent(exportId)}`);
-      if (this.job && this.job.export_id === exportId) this.follow(data);
-    } catch (error) {
-      this.progress.hidden = true;
-      this.say(this.words(error), "error");
+    if (state === "done") {
+      this.link.href = url;
+      this.link.textContent = linkText;
     }
-  }
-
-  /** What went wrong, said for a person. */
-  words(error) {
-    if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
-    const detail = (error.body && error.body.error) || {};
-    const message = detail.message || error.message;
-    if (error.status === 403) return "You may not export this camera's video: exports need the operator role for this camera (403).";
-    if (error.status === 400 && /hours/.test(message)) {
-      const window = this.window(false);
-      const asked = window ? ` (${duration(window[1] - window[0])} asked)` : "";
-      return `That window is too long${asked}: one export covers at most 6 hours. Choose a shorter window.`;
-    }
-    if (error.status === 400) return `The export was refused: ${message}.`;
-    if (error.status === 404) return `Not found: ${message}.`;
-    return `The export could not start: ${message}.`;
+    this.link.hidden = state !== "done";
+    this.say(message, kind);
   }
 
   say(message, kind) {

@@ -9,6 +9,7 @@
 import Hls from "./hls.mjs";
 import { authHeaders, devicePath, get, isApi, url } from "./api.js";
 import { $, h, status } from "./dom.js";
+import { attachExport } from "./grid-export.js";
 import { iso, parseIso } from "./zones.js";
 
 const MAX_TILES = 9;
@@ -248,7 +249,9 @@ function main() {
   }
   const grid = new Grid(devices, t);
   window.__grid = grid;
-  grid.start().catch((error) => status(`grid: ${error.message}`, "error"));
+  grid.start()
+    .then(() => attachExport(grid)) // export from the grid (grid-export.js), once its timeline is drawn
+    .catch((error) => status(`grid: ${error.message}`, "error"));
 }
 
 main();
