@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Every install reads a lock (docs/installs.md): Python packages from requirements/*.lock with
+# their hashes (uv, bootstrapped by pip from requirements/tools.lock), npm packages from
+# npm/package-lock.json (npm ci). `make lock` is the one way the locks change.
+LOCKS := requirements/dev.lock requirements/tools.lock
 # npm packages: the Amazon States Language validator, hls.js (the player the tests and the
 # viewer use) and axe-core (MPL-2.0: the accessibility checker the viewer's tests inject into
 # its pages; never served by the product). Every one is open source: tests/test_licences.py
@@ -10,7 +14,6 @@ STAMP := $(VENV)/.installed
 # for video-index local). The folder is emptied first, so it holds exactly these packages.
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4 axe-core@4.14.1
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
 CHROMIUM ?= /usr/bin/chromium
 
@@ -25,21 +28,29 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 # moto servers, subprocesses and a browser rather than on the CPU.
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install chromium test test-deep lint bench demo synth clean
+.PHONY: install lock chromium test test-deep lint bench demo synth clean
 
 install: $(STAMP) $(NPM_STAMP)
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+# A new venv whenever a lock changes, so it holds exactly the lock; the project itself is
+# installed editable without build isolation (its build backend, setuptools, is locked too).
+$(STAMP): pyproject.toml $(LOCKS)
+	$(PYTHON) -m venv --clear $(VENV)
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements/tools.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes -r requirements/dev.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
-$(NPM_STAMP): Makefile
-	rm -rf $(NPM_DIR)/node_modules $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+$(NPM_STAMP): npm/package.json npm/package-lock.json
+	rm -rf $(NPM_DIR)
 	mkdir -p $(NPM_DIR)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) $(NPM_PACKAGES)
+	cp npm/package.json npm/package-lock.json $(NPM_DIR)/
+	cd $(NPM_DIR) && npm ci --silent --no-audit --no-fund
 	touch $@
+
+# Refresh every lock on purpose and print what changed (requirements/refresh.py).
+lock: $(STAMP)
+	$(BIN)/python requirements/refresh.py
 
 # Installed from the distribution when missing and we are root; otherwise we say how.
 chromium:

@@ -6,8 +6,9 @@ An asset is a folder Lambda unpacks into ``/var/task``:
   (:data:`DEVELOPER_PATHS`) and without build litter;
 * the function's packages (:mod:`infra.dependencies`), each installed by pip for the
   function's platform: ``pip install --target … --platform manylinux_2_N_<machine>
-  --python-version … --only-binary=:all: --no-deps``, so a native wheel is the one
-  built for the Lambda architecture whatever machine synthesizes.
+  --python-version … --only-binary=:all: --no-deps --require-hashes``, so a native wheel
+  is the one built for the Lambda architecture whatever machine synthesizes, and every
+  wheel is one of the files ``requirements/lambda-assets.lock`` names (docs/installs.md).
 
 Wheels are downloaded once into the cache folder (``.cache/lambda-wheels/`` by default)
 and each package is installed there once per platform; later builds link (or copy)
@@ -42,6 +43,7 @@ from infra.dependencies import (
     FunctionPackaging,
     Package,
 )
+from infra.locks import ASSETS_LOCK, entry
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 #: The functions tree: the package ``video_index`` is the code of every function.
@@ -135,7 +137,8 @@ def build_asset(
 
 
 def installed_package(package: Package, target: WheelTarget, cache: Path) -> Path:
-    """``package`` installed for ``target`` in the cache (installed now when it is not)."""
+    """``package`` installed for ``target`` in the cache (installed now when it is not), from
+    a wheel whose hash ``requirements/lambda-assets.lock`` lists."""
     folder = cache / target.key / f"{package.name}-{package.version}"
     if folder.is_dir():
         return folder
@@ -143,13 +146,15 @@ def installed_package(package: Package, target: WheelTarget, cache: Path) -> Pat
     wheels.mkdir(parents=True, exist_ok=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex}"
+    requirement = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.txt"
+    requirement.write_text(_locked(package))
+    pinned = ["--no-deps", "--require-hashes", *target.pip_options(), "-r", str(requirement)]
     install = ["install", "--no-index", "--find-links", str(wheels), "--target", str(staging)]
-    install += ["--no-deps", "--no-compile", *target.pip_options(), package.requirement]
+    install += ["--no-compile", *pinned]
     try:
         if _pip(*install, check=False) != 0:
             # Not in the cache yet: download the wheel (the only step that needs an index).
-            download = ["download", "--dest", str(wheels), "--no-deps", *target.pip_options()]
-            _pip(*download, package.requirement)
+            _pip("download", "--dest", str(wheels), *pinned)
             shutil.rmtree(staging, ignore_errors=True)
             _pip(*install)
         for name in _INSTALL_LITTER:
@@ -161,7 +166,22 @@ def installed_package(package: Package, target: WheelTarget, cache: Path) -> Pat
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        requirement.unlink(missing_ok=True)
     return folder
+
+
+def _locked(package: Package) -> str:
+    """``package``'s entry in the assets lock, which must pin the version it names."""
+    locked = entry(ASSETS_LOCK, package.name)
+    if (
+        not locked.startswith(f"{package.requirement} ")
+        and locked.split()[0] != package.requirement
+    ):
+        raise AssetBuildError(
+            f"{ASSETS_LOCK.name} pins {locked.split()[0]}, infra/dependencies.py asks for "
+            f"{package.requirement}: run make lock"
+        )
+    return locked
 
 
 def _pip(*args: str, check: bool = True) -> int:

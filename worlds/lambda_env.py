@@ -2,11 +2,12 @@
 
 What a deployed function has besides its asset is the ``python3.13`` runtime (the
 interpreter and the AWS SDK) and the pinned Powertools layer. The environment here is
-a virtualenv holding exactly that (:mod:`infra.dependencies`: ``boto3`` and
-``aws-lambda-powertools[all]`` at the layer's release, nothing else), made with Python
+a virtualenv holding exactly that (``requirements/lambda-runtime.lock``: ``boto3`` and
+``aws-lambda-powertools[all]`` at the layer's release with what PyPI offered when the
+layer was built, every file checked against its hash; nothing else), made with Python
 3.13 when the machine has it (``VIDEO_INDEX_LAMBDA_PYTHON``, ``python3.13`` on the
 ``PATH``, a pyenv or distribution install), else with the running Python (with a
-warning). It is made once per interpreter version and requirements, in
+warning). It is made once per interpreter version and lock, in
 ``.cache/lambda-venv/``, under a lock, so parallel test workers share it.
 
 :func:`invoke` runs one handler in it the way the runtime does: a fresh process whose
@@ -41,6 +42,7 @@ from infra.dependencies import (
     PowertoolsLayer,
     powertools_layer,
 )
+from infra.locks import RUNTIME_LOCK
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 CACHE: Final = ROOT / ".cache" / "lambda-venv"
@@ -130,9 +132,7 @@ def lambda_environment(
     """The environment for the Powertools layer ``layer_version`` (made once, then reused)."""
     interpreter = interpreter or find_python()
     layer = powertools_layer(layer_version)
-    fingerprint = "\n".join(
-        (interpreter.version, layer.requirement, layer.built, *RUNTIME_REQUIREMENTS)
-    )
+    fingerprint = "\n".join((interpreter.version, layer.requirement, RUNTIME_LOCK.read_text()))
     key = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
     folder = CACHE / f"py{interpreter.version}-{key}"
     environment = LambdaEnvironment(folder, interpreter, layer, RUNTIME_REQUIREMENTS)
@@ -143,35 +143,22 @@ def lambda_environment(
 
 
 def _create(environment: LambdaEnvironment) -> None:
-    """A venv without pip; the layer's release with the dependencies PyPI offered when the
-    layer was built (``--uploaded-prior-to``), then the runtime's SDK (the newest)."""
+    """A venv without pip, holding exactly ``requirements/lambda-runtime.lock`` (the layer's
+    release with what PyPI offered when the layer was built, and the runtime's SDK)."""
     folder = environment.folder
     shutil.rmtree(folder, ignore_errors=True)
     subprocess.run(
         [str(environment.interpreter.path), "-m", "venv", "--without-pip", str(folder)], check=True
     )
-    layer = environment.layer
-    _pip_into(environment, "--uploaded-prior-to", layer.built, layer.requirement)
-    # The layer carries no boto3 (aws-encryption-sdk asked for one above): the runtime's
-    # SDK is what the function imports, and AWS keeps it recent.
-    _pip_into(environment, "--upgrade", *environment.runtime)
+    uv = Path(sys.executable).with_name("uv")
+    command = [str(uv), "pip", "install", "--quiet", "--python", str(environment.python)]
+    command += ["--require-hashes", "-r", str(RUNTIME_LOCK)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=CREATE_TIMEOUT_SECONDS)
+    if result.returncode != 0:
+        raise RuntimeError(f"cannot make the Lambda-like environment:\n{result.stderr}")
     freeze = environment.distributions()
     (folder / "installed.json").write_text(json.dumps(freeze, indent=1, sort_keys=True))
     (folder / ".complete").write_text("")
-
-
-def _pip_into(environment: LambdaEnvironment, *args: str) -> None:
-    """This process's pip, installing into the environment from the package index alone:
-    no configured find-links or extra indexes (their files carry no upload time)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env["PIP_CONFIG_FILE"] = os.devnull
-    command = [sys.executable, "-m", "pip", "--python", str(environment.python), "install"]
-    command += ["--disable-pip-version-check", "--quiet", *args]
-    result = subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=CREATE_TIMEOUT_SECONDS
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"cannot make the Lambda-like environment:\n{result.stderr}")
 
 
 @contextmanager
