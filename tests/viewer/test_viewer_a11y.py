@@ -1,6 +1,6 @@
 """The viewer is usable with the keyboard alone and axe-core finds nothing (docs/viewer.md).
 
-axe-core (npm, MPL-2.0; the Makefile pins it) is injected into the real page — in a context
+axe-core (npm, MPL-2.0; npm/package.json pins it) is injected into the real page — in a context
 that bypasses the page's Content-Security-Policy only so the test may add the script — and
 run on each screen a person reaches: the calendar, the day (timeline and player, frame
 previews, the export form and its messages), the annotation form and the grid of cameras in

@@ -54,7 +54,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSta
     running = start_local(tmp_path_factory.mktemp("marks"), "--now", iso(NOW))
     try:
         for first, count in BURSTS:
-            put_segments(running, DEVICE, first, count)
+            # playable: the day's page plays and previews what it shows
+            put_segments(running, DEVICE, first, count, playable=True)
         indexed(running, DEVICE, sum(count for _, count in BURSTS))
         yield running, [_hold(running, low, high, released) for low, high, released in HOLDS]
     finally:

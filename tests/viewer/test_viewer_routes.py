@@ -132,12 +132,11 @@ def test_files_are_gzipped_for_browsers_that_accept_it(handler: Any) -> None:
     assert len(body) < len((STATIC / "app.js").read_bytes()) / 2
 
 
-def test_hls_js_is_the_npm_package_the_makefile_pins(handler: Any) -> None:
-    # Given the hls.js version the Makefile installs
-    pinned = re.search(r"hls\.js@(\S+)", (REPO / "Makefile").read_text())
-    assert pinned is not None
+def test_hls_js_is_the_npm_package_the_lock_pins(handler: Any) -> None:
+    # Given the hls.js version npm/package.json pins (and make install installs)
+    pinned = json.loads((REPO / "npm" / "package.json").read_text())["dependencies"]["hls.js"]
     installed = json.loads((NPM_HLS / "package.json").read_text())["version"]
-    assert installed == pinned.group(1)
+    assert installed == pinned
     # When the page's player library is asked for
     status, headers, body = call(handler, "/viewer/hls.mjs")
     # Then it is that package's light ES module build, unchanged
