@@ -1,0 +1,125 @@
+"""Deletion jobs end, and say how (docs/deletion.md), on ``video-index local``: over HTTP with
+the real deletion queue, worker, holds table and ingest.
+
+* A window holding zero-length sensor and analysis files (the demo's sidecars) is deleted
+  whole, the readings included, and an erasure of it after a delete, a re-upload, a
+  withdrawal and an undelete finishes (the outside check that never finished).
+* A job that cannot run ends ``failed`` with its reason, and its request stays in force:
+  ingest deletes a re-upload into the window again (the documented choice).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from tests.local.test_deletion_local import (
+    FIRST,
+    JOB_TIMEOUT,
+    call,
+    cli,
+    delete_window,
+    versions_of,
+)
+from tests.support.local_stack import EVENT_TIMEOUT, RunningStack, iso, poll, put_segments
+from video_index.core.keys import SegmentKey, format_key, segment_id
+
+
+def put_reading(stack: RunningStack, device: str, kind: str, start: datetime) -> str:
+    """A zero-length ``kind`` file (a sensor reading, an analysis result) at ``start``."""
+    body = json.dumps({"device": device, "kind": kind, "at": iso(start)}).encode()
+    key = format_key(
+        SegmentKey(
+            kind=kind,
+            device=device,
+            start=start,
+            duration_ms=0,
+            id=segment_id(kind, device, start, 0, body),
+            ext="json",
+        )
+    )
+    stack.client("s3").put_object(Bucket=stack.ready["bucket"], Key=key, Body=body)
+    return key
+
+
+def seed(stack: RunningStack, device: str) -> tuple[list[str], list[str]]:
+    """Six 10-second video segments and a sensor and an analysis reading every 10 s beside
+    them: (video keys, reading keys)."""
+    video = put_segments(stack, device, FIRST, 6)
+    readings = [
+        put_reading(stack, device, kind, FIRST + timedelta(seconds=10 * n, milliseconds=500))
+        for n in range(6)
+        for kind in ("sensor", "analysis")
+    ]
+    return video, readings
+
+
+def listed_keys(stack: RunningStack, device: str) -> set[str]:
+    window = {"from": iso(FIRST - timedelta(hours=1)), "to": iso(FIRST + timedelta(hours=1))}
+    keys: set[str] = set()
+    for kind in ("video", "sensor", "analysis"):
+        _, page = stack.get(f"/devices/{device}/segments", limit="1000", kind=kind, **window)
+        keys |= {item["key"] for item in page["items"]}
+    return keys
+
+
+def wait_listed(stack: RunningStack, device: str, expected: set[str]) -> None:
+    poll(lambda: listed_keys(stack, device), lambda k: k == expected, "listed", EVENT_TIMEOUT)
+
+
+def test_a_window_with_zero_length_readings_is_deleted_whole(local_stack: RunningStack) -> None:
+    # Given video with zero-length sensor and analysis readings beside it, indexed
+    device = "cam-sidecars"
+    video, readings = seed(local_stack, device)
+    wait_listed(local_stack, device, set(video + readings))
+    # When the window of the first three video segments is deleted over HTTP
+    job = delete_window(local_stack, device, FIRST, FIRST + timedelta(seconds=30))
+    # Then the job is done and deleted the three segments and the six readings inside
+    gone = set(video[:3] + readings[:6])
+    assert (job["state"], job["deleted"], job["total"], job["error"]) == ("done", 9, 9, None)
+    for key in video + readings:
+        assert versions_of(local_stack, key) == ([True, False] if key in gone else [False])
+    wait_listed(local_stack, device, set(video + readings) - gone)
+
+
+def test_delete_reupload_withdraw_undelete_then_erase_finishes(local_stack: RunningStack) -> None:
+    # Given a device's video and readings, indexed
+    device = "cam-outside-check"
+    video, readings = seed(local_stack, device)
+    everything = set(video + readings)
+    wait_listed(local_stack, device, everything)
+    low, high = FIRST, FIRST + timedelta(minutes=1)
+    # When the window is deleted, a segment uploaded again (and deleted again by ingest)
+    job = delete_window(local_stack, device, low, high)
+    assert job["deleted"] == len(everything)
+    put_segments(local_stack, device, FIRST, 1)
+    poll(
+        lambda: versions_of(local_stack, video[0]),
+        lambda versions: versions == [True, False, True, False],
+        "the upload deleted again",
+        EVENT_TIMEOUT,
+    )
+    # And the request withdrawn and the window undeleted
+    status, withdrawn = call(local_stack, "DELETE", f"/deletions/{job['deletion_id']}")
+    assert (status, withdrawn["state"]) == (200, "withdrawn")
+    window = ("--device", device, "--from", iso(low), "--to", iso(high))
+    undone = cli(local_stack, "undelete", *window, "--json")
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    wait_listed(local_stack, device, everything)
+    # Then erasing the window finishes, and leaves no version of any of its keys
+    erased = delete_window(local_stack, device, low, high, erase="true")
+    assert (erased["state"], erased["deleted"]) == ("done", len(everything))
+    for key in everything:
+        assert versions_of(local_stack, key) == []
+    wait_listed(local_stack, device, set())
+
+
+def job_of(stack: RunningStack, deletion_id: str) -> dict[str, Any]:
+    _, ended = poll(
+        lambda: call(stack, "GET", f"/deletions/{deletion_id}"),
+        lambda answer: answer[1]["state"] not in ("queued", "running"),
+        "the deletion job ends",
+        JOB_TIMEOUT,
+    )
+    return dict(ended)
