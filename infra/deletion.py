@@ -42,6 +42,7 @@ from video_index.core.contract import (
 )
 from video_index.core.queue_settings import (
     DELETION_BATCH_SIZE,
+    DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
     visibility_timeout_seconds,
 )
@@ -85,6 +86,8 @@ class DeletionRequests(Construct):
             self,
             settings,
             visibility_timeout_seconds=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
+            # The worker ends a job failed on this receive, before SQS parks its message.
+            max_receive_count=DELETION_MAX_RECEIVES,
         )
         self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
         lambda_function = self._function(settings, bucket, replica)

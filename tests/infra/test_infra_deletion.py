@@ -76,6 +76,15 @@ def test_deletion_jobs_run_one_per_invocation_and_poison_jobs_end_in_an_alarmed_
         "Fn::GetAtt": [synth.logical_id(deletion.dead_letter_queue), "QueueName"]
     }
     assert alarm["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
+    # And SQS parks a message after 5 receives, the count the worker ends a job failed
+    # on (whatever the stack's max_receive_count), so no job sits running in the DLQ
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == 5
+    # And a job that ends failed raises an alarm of its own (its count, per 5 minutes)
+    failed = synth.props(synth.stack.monitoring.deletion_failed_alarm)
+    assert (failed["Namespace"], failed["MetricName"]) == ("VideoIndex", "DeletionJobsFailed")
+    assert failed["Dimensions"] == [{"Name": "service", "Value": "video-index-deletion"}]
+    assert (failed["Statistic"], failed["Period"], failed["Threshold"]) == ("Sum", 300, 0)
+    assert failed["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
     # And it knows its bucket, table and queue (for continuations), and no replica
     env = function["Environment"]["Variables"]
     assert env["VIDEO_INDEX_BUCKET"] == synth.ref(synth.stack.storage.bucket)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from tests.local.test_deletion_local import (
@@ -22,7 +23,15 @@ from tests.local.test_deletion_local import (
     delete_window,
     versions_of,
 )
-from tests.support.local_stack import EVENT_TIMEOUT, RunningStack, iso, poll, put_segments
+from tests.support.local_stack import (
+    EVENT_TIMEOUT,
+    RunningStack,
+    iso,
+    poll,
+    put_segments,
+    start_local,
+    stop,
+)
 from video_index.core.keys import SegmentKey, format_key, segment_id
 
 
@@ -123,3 +132,78 @@ def job_of(stack: RunningStack, deletion_id: str) -> dict[str, Any]:
         JOB_TIMEOUT,
     )
     return dict(ended)
+
+
+def lockable(stack: RunningStack) -> tuple[Any, str]:
+    """The stack's bucket with S3 Object Lock enabled (S3 allows it on an empty bucket):
+    its S3 client and name."""
+    s3, bucket = stack.client("s3"), stack.ready["bucket"]
+    s3.put_object_lock_configuration(
+        Bucket=bucket, ObjectLockConfiguration={"ObjectLockEnabled": "Enabled"}
+    )
+    return s3, bucket
+
+
+def test_a_job_that_cannot_run_ends_failed_with_its_reason_and_stays_in_force(
+    tmp_path: Path,
+) -> None:
+    stack = start_local(tmp_path / "failing", "--visibility-timeout", "2")
+    try:
+        # Given three indexed segments, one of them under an S3 Object Lock legal hold (a
+        # compliance lock: S3 refuses to delete that version, whoever asks)
+        device = "cam-locked"
+        s3, bucket = lockable(stack)
+        keys = put_segments(stack, device, FIRST, 3)
+        wait_listed(stack, device, set(keys))
+        locked = s3.head_object(Bucket=bucket, Key=keys[0])["VersionId"]
+        s3.put_object_legal_hold(
+            Bucket=bucket, Key=keys[0], VersionId=locked, LegalHold={"Status": "ON"}
+        )
+        # When an admin erases the window over HTTP
+        low, high = FIRST, FIRST + timedelta(minutes=1)
+        window = {"from": iso(low), "to": iso(high), "erase": "true"}
+        status, job = call(stack, "DELETE", f"/devices/{device}/segments", **window)
+        assert status == 202, job
+        # Then its job ends failed (not running), naming the refused key and S3's reason
+        failed = job_of(stack, job["deletion_id"])
+        assert failed["state"] == "failed", failed
+        assert keys[0] in failed["error"] and "AccessDenied" in failed["error"]
+        # And its request stays in force: a segment uploaded into the window later is
+        # erased again by ingest (docs/deletion.md, "When a job fails")
+        (late,) = put_segments(stack, device, FIRST + timedelta(seconds=45), 1, 5_000)
+        poll(lambda: versions_of(stack, late), lambda v: v == [], "erased again", EVENT_TIMEOUT)
+        # When the lock is lifted and the job retried with the CLI
+        s3.put_object_legal_hold(
+            Bucket=bucket, Key=keys[0], VersionId=locked, LegalHold={"Status": "OFF"}
+        )
+        resumed = cli(stack, "delete", "--resume", job["deletion_id"])
+        # Then it finishes from its checkpoint and nothing of the window is left
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert job_of(stack, job["deletion_id"])["state"] == "done"
+        for key in keys:
+            assert versions_of(stack, key) == []
+    finally:
+        stop(stack.process)
+
+
+def test_the_cli_says_a_failed_job_leaves_its_request_in_force(tmp_path: Path) -> None:
+    stack = start_local(tmp_path / "failing-cli", "--visibility-timeout", "2")
+    try:
+        # Given a segment under a legal hold
+        device = "cam-locked-cli"
+        s3, bucket = lockable(stack)
+        (key,) = put_segments(stack, device, FIRST, 1)
+        version = s3.head_object(Bucket=bucket, Key=key)["VersionId"]
+        s3.put_object_legal_hold(
+            Bucket=bucket, Key=key, VersionId=version, LegalHold={"Status": "ON"}
+        )
+        # When `video-index delete --erase` runs the job in its own process
+        window = ("--device", device, "--from", iso(FIRST), "--to", iso(FIRST + timedelta(1)))
+        ran = cli(stack, "delete", *window, "--erase")
+        # Then it exits 1 (the job failed, not bad usage), saying why and what stays
+        out = " ".join((ran.stdout + ran.stderr).split())
+        assert ran.returncode == 1, out
+        assert "failed" in out and "AccessDenied" in out
+        assert "stays in force" in out and "--resume" in out and "--withdraw" in out
+    finally:
+        stop(stack.process)

@@ -46,10 +46,12 @@ SAVE_INTERVAL_SECONDS: Final = 10.0
 
 @dataclass(frozen=True)
 class JobRun:
-    """How a run ended: the job as it is now; ``paused`` when time ran out first."""
+    """How a run ended: the job as it is now; ``paused`` when time ran out first;
+    ``failed_here`` when this run ended it ``failed`` (counted once, not per delivery)."""
 
     request: DeletionRequest
     paused: bool = False
+    failed_here: bool = False
 
 
 @dataclass
