@@ -116,15 +116,31 @@ def test_deletion_worker_role_lists_and_deletes_under_v1_and_checkpoints_its_job
     # And queues its own continuation, on its own queue only
     assert by_sid["ContinueDeletionJobs"]["Action"] == "sqs:SendMessage"
     assert by_sid["ContinueDeletionJobs"]["Resource"] == synth.arn(deletion.queue)
-    # And nothing else: its logs, X-Ray, consuming its queue; never a read of object bytes
+    # And, erasing, removes every version of the media made from the footage (renditions,
+    # pictures, export clips) and reads and ends the export jobs made of it: only there
+    assert by_sid["EraseDerivedMedia"]["Action"] == "s3:DeleteObjectVersion"
+    assert joined(by_sid["EraseDerivedMedia"]["Resource"]) == f"${{{bucket}.Arn}}/renditions/*"
+    assert by_sid["EndErasedExports"]["Action"] == [
+        "s3:DeleteObjectVersion",
+        "s3:GetObject",
+        "s3:PutObject",
+    ]
+    assert joined(by_sid["EndErasedExports"]["Resource"]) == f"${{{bucket}.Arn}}/exports/*"
+    # And nothing else: its logs, X-Ray, consuming its queue; never a read of footage
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(deletion.log_group)
     generated = [s for s in statements if "Sid" not in s]
     assert sorted(str(s["Resource"]) for s in generated) == sorted(
         [str(synth.arn(deletion.queue)), "*"]
     )
-    assert len(statements) == 7
+    assert len(statements) == 9
+    reads = [
+        joined(resource)
+        for s in statements
+        if {"s3:GetObject", "s3:PutObject"} & set(as_list(s["Action"]))
+        for resource in as_list(s["Resource"])
+    ]
+    assert reads == [f"${{{bucket}.Arn}}/exports/*"]
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert "s3:GetObject" not in actions and "s3:PutObject" not in actions
     assert all("*" not in a for a in actions)
 
 

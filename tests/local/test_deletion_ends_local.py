@@ -11,6 +11,7 @@ the real deletion queue, worker, holds table and ingest.
 from __future__ import annotations
 
 import json
+import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -207,3 +208,73 @@ def test_the_cli_says_a_failed_job_leaves_its_request_in_force(tmp_path: Path) -
         assert "stays in force" in out and "--resume" in out and "--withdraw" in out
     finally:
         stop(stack.process)
+
+
+# --- erase means gone ---------------------------------------------------------------------
+
+
+def derived_versions(stack: RunningStack, prefix: str) -> list[str]:
+    """Every version and delete marker under ``prefix``: their keys."""
+    listed = stack.client("s3").list_object_versions(Bucket=stack.ready["bucket"], Prefix=prefix)
+    return [v["Key"] for v in listed.get("Versions", []) + listed.get("DeleteMarkers", [])]
+
+
+def fetch(stack: RunningStack, path: str) -> bytes:
+    """GET as a browser does (redirects followed): the bytes; a 200 or the test fails."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{stack.ready['api']}{path}", timeout=30) as response:
+        assert response.status == 200, path
+        data: bytes = response.read()
+    return data
+
+
+def export(stack: RunningStack, device: str, low: datetime, high: datetime) -> dict[str, Any]:
+    """``POST /devices/{device}/exports`` and wait until its job ends."""
+    body = {"from": iso(low), "to": iso(high)}
+    status, job, _ = stack.call("POST", f"/devices/{device}/exports", body)
+    assert status == 202, job
+    _, ended = poll(
+        lambda: stack.get(f"/exports/{job['export_id']}"),
+        lambda answer: answer[1]["state"] in ("done", "failed"),
+        "the export ends",
+        JOB_TIMEOUT,
+    )
+    return dict(ended)
+
+
+def test_an_erasure_removes_renditions_pictures_and_exports_made_from_the_footage(
+    local_stack: RunningStack,
+) -> None:
+    # Given four 2-second progressive MP4 files (played through renditions), indexed
+    device = "cam-erase-derived"
+    keys = put_segments(local_stack, device, FIRST, 4, 2_000, playable=True)
+    wait_listed(local_stack, device, set(keys))
+    # And for each, its rendition and a picture, made as a viewer makes them
+    for n, key in enumerate(keys):
+        name = key.rsplit("/", 1)[1]
+        fetch(local_stack, f"/devices/{device}/media/{name}?part=init")  # the redirect followed
+        at = iso(FIRST + timedelta(seconds=2 * n, milliseconds=500))
+        fetch(local_stack, f"/devices/{device}/frame?t={at}&width=64")
+        assert len(derived_versions(local_stack, f"renditions/{key}/")) >= 3, key
+    # And an export of the first two files, and one of the last file only
+    erased_export = export(local_stack, device, FIRST, FIRST + timedelta(seconds=4))
+    kept_export = export(
+        local_stack, device, FIRST + timedelta(seconds=6), FIRST + timedelta(seconds=8)
+    )
+    assert (erased_export["state"], kept_export["state"]) == ("done", "done")
+    # When the window of the first three files is erased over HTTP
+    job = delete_window(local_stack, device, FIRST, FIRST + timedelta(seconds=6), erase="true")
+    assert job["deleted"] == 3
+    # Then no version of anything made from them is left under renditions/<key>/
+    for key in keys[:3]:
+        assert derived_versions(local_stack, f"renditions/{key}/") == [], key
+    # And the export made of them reads failed with the reason, its clip gone for good
+    status, ended = local_stack.get(f"/exports/{erased_export['export_id']}")
+    assert (status, ended["state"]) == (200, "failed"), ended
+    assert job["deletion_id"] in ended["error"] and "erased" in ended["error"]
+    assert derived_versions(local_stack, f"exports/{erased_export['export_id']}/clip.mp4") == []
+    # And what was made from the file outside the window stays: its rendition, its export
+    assert len(derived_versions(local_stack, f"renditions/{keys[3]}/")) >= 3
+    status, kept = local_stack.get(f"/exports/{kept_export['export_id']}")
+    assert (status, kept["state"]) == (200, "done"), kept
+    assert derived_versions(local_stack, f"exports/{kept_export['export_id']}/clip.mp4")
