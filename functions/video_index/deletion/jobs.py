@@ -116,12 +116,15 @@ class DeletionJobs:
         created_by: str,
         enqueue: bool = True,
         spare_held: bool = False,
+        admit: Callable[[], None] | None = None,
     ) -> DeletionRequest:
         """Record the request (it is in force from now on) and queue its job.
 
         A window overlapping a hold is refused (409 naming it), unless ``spare_held``: a
         bulk deletion (docs/bulk.md) deletes around the holds rather than stopping at the
-        first one; its job never deletes a held key either way."""
+        first one; its job never deletes a held key either way. ``admit`` (the caller's
+        daily quota) is asked last, once every check has passed: a refused request
+        spends nothing."""
         check_window(from_ms, to_ms)
         self.check_past(to_ms)
         kind = check_kind(kind)
@@ -130,6 +133,8 @@ class DeletionJobs:
             raise Conflict(
                 f"the window overlaps hold {', '.join(held)}: release it first (docs/holds.md)"
             )
+        if admit is not None:
+            admit()
         now = self.now_iso()
         request = DeletionRequest(
             deletion_id=uuid.uuid4().hex,
