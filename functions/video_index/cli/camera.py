@@ -6,8 +6,9 @@
     video-index camera rotate NAME --out DIR (--stack NAME | --ready-file PATH)
 
 ``add`` and ``rotate`` write DIR: ``certificate.pem.crt``, ``private.pem.key`` (a new
-file, mode 0600: an existing one or a symlink there is refused), ``camera.json`` (thing, credentials endpoint, role alias, bucket, region) and,
-locally, ``ca.pem``; ``video-index upload --camera DIR`` uses it.
+file, mode 0600: an existing one or a symlink there is refused), ``camera.json``
+(thing, credentials endpoint, role alias, bucket, region) and, locally, ``ca.pem``;
+``video-index upload --camera DIR`` uses it.
 
 Exit codes: 0 done; 1 the camera exists (add) or does not (revoke, rotate); 2 bad usage;
 3 AWS refused or is unavailable.
