@@ -39,6 +39,7 @@ from infra.bulk_roles import (
     machine_role,
     replica_statements,
 )
+from infra.deletion import erased_media_grants
 from infra.nag import logical_id, segment_objects_acknowledgment
 from infra.python_function import PythonFunction, python_function, run_reports_statements
 from infra.settings import StackSettings
@@ -191,13 +192,17 @@ class BulkOperations(Construct):
                 },
             ),
         ]
+        # Bulk deletion runs the deletion jobs, erasures included.
+        erased_statements, erased_acknowledgments = erased_media_grants(bucket)
+        statements += erased_statements
         reports_id = logical_id(reports)
         acknowledgments = [
             segment_objects_acknowledgment(
                 bucket,
                 "Restore copies segments back into v1/ and bulk deletion deletes there; "
-                "nothing outside v1/.",
+                "outside v1/ only what an erasure removes (infra/deletion.py).",
             ),
+            *erased_acknowledgments,
             Acknowledgment(
                 id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{storage.inventory_prefix}/*]",
                 reason="Inventory reports are named by bucket, configuration and date; read-only.",

@@ -9,16 +9,17 @@
   ingest and reconcile enforce the windows in force (:meth:`allow_enforcement`).
 
 Least privilege, written out here: the worker lists and deletes under ``v1/`` (delete
-markers, and with ``erase`` versions, in the replica too) and reads and checkpoints
-its request; ingest may only Query the window items (``win#`` partitions) and delete
-again what a window covers; nobody but the API writes requests.
+markers, and with ``erase`` versions, in the replica too; erasing, also the versions of
+the renditions and export clips made from the footage, and the export jobs it ends) and
+reads and checkpoints its request; ingest may only Query the window items (``win#``
+partitions) and delete again what a window covers; nobody but the API writes requests.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -26,8 +27,8 @@ from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.nag import segment_objects_acknowledgment
-from infra.python_function import PythonFunction, python_function
+from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
+from infra.python_function import PythonFunction, derived_media_statement, python_function
 from infra.queues import work_queue
 from infra.settings import StackSettings
 from video_index.core.contract import (
@@ -38,10 +39,13 @@ from video_index.core.contract import (
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
     ENV_REPLICA_BUCKET,
+    EXPORTS_PREFIX,
     INDEXED_PREFIX,
+    RENDITIONS_PREFIX,
 )
 from video_index.core.queue_settings import (
     DELETION_BATCH_SIZE,
+    DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
     visibility_timeout_seconds,
 )
@@ -66,6 +70,35 @@ ENFORCE_ACTIONS: Final = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
 _STRING: Final = dynamodb.AttributeType.STRING
 
 
+def erased_media_grants(
+    bucket: s3.IBucket,
+) -> tuple[list[iam.PolicyStatement], list[Acknowledgment]]:
+    """What an erasure needs beside ``v1/`` (the deletion worker, and bulk deletion, which
+    runs the same jobs): every version of the renditions and frame pictures of erased
+    footage, and of the clips of exports made of it, whose jobs it reads and ends failed
+    (video_index.media.erasure). Nothing else outside ``v1/``."""
+    statements = [
+        derived_media_statement(
+            bucket, "EraseDerivedMedia", ["s3:DeleteObjectVersion"], [RENDITIONS_PREFIX]
+        ),
+        derived_media_statement(
+            bucket,
+            "EndErasedExports",
+            ["s3:DeleteObjectVersion", "s3:GetObject", "s3:PutObject"],
+            [EXPORTS_PREFIX],
+        ),
+    ]
+    acknowledgments = [
+        derived_objects_acknowledgment(
+            bucket, RENDITIONS_PREFIX, "Only s3:DeleteObjectVersion, of erased footage's media."
+        ),
+        derived_objects_acknowledgment(
+            bucket, EXPORTS_PREFIX, "Export jobs of erased footage are read and ended by id."
+        ),
+    ]
+    return statements, acknowledgments
+
+
 class DeletionRequests(Construct):
     """The deletion requests table, the job queue + DLQ and the deletion worker."""
 
@@ -85,6 +118,8 @@ class DeletionRequests(Construct):
             self,
             settings,
             visibility_timeout_seconds=visibility_timeout_seconds(DELETION_TIMEOUT_SECONDS),
+            # The worker ends a job failed on this receive, before SQS parks its message.
+            max_receive_count=DELETION_MAX_RECEIVES,
         )
         self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
         lambda_function = self._function(settings, bucket, replica)
@@ -149,12 +184,15 @@ class DeletionRequests(Construct):
                 resources=[self.queue.queue_arn],
             ),
         ]
+        erased_statements, erased_acknowledgments = erased_media_grants(bucket)
+        statements += erased_statements
         acknowledgments = [
             segment_objects_acknowledgment(
                 bucket,
                 "Only s3:DeleteObject and s3:DeleteObjectVersion: a deletion job removes the "
                 "keys of the window a person asked to delete.",
-            )
+            ),
+            *erased_acknowledgments,
         ]
         environment = {
             ENV_BUCKET: bucket.bucket_name,

@@ -24,6 +24,8 @@ from infra.settings import StackSettings
 from video_index.core.contract import (
     AGGREGATE_SERVICE_NAME,
     AGGREGATION_LAG_METRIC,
+    DELETION_JOBS_FAILED_METRIC,
+    DELETION_SERVICE_NAME,
     METRICS_NAMESPACE,
     PARTITIONS_REPAIRED_METRIC,
     RECONCILE_SERVICE_NAME,
@@ -67,7 +69,8 @@ class AlarmTopic(Construct):
 
 class Monitoring(Construct):
     """The alarm topic and every alarm: ingest falling behind or failing, aggregation
-    lagging or failing, reconcile finding drift, an ops execution failing."""
+    lagging or failing, a deletion job failing, reconcile finding drift, an ops execution
+    failing."""
 
     def __init__(
         self,
@@ -150,6 +153,20 @@ class Monitoring(Construct):
                 dimensions_map={"service": RECONCILE_SERVICE_NAME},
                 statistic="Sum",
                 period=Duration.days(1),
+            ),
+        )
+        self.deletion_failed_alarm = self._alarm(
+            "DeletionJobFailed",
+            "A deletion job ended failed; GET /deletions/{id} (or the log line 'deletion job "
+            "failed') names the reason. Its request stays in force: ingest and reconcile keep "
+            "deleting what its window covers. Fix the cause, then `video-index delete --resume "
+            "ID`, or withdraw the request (docs/deletion.md).",
+            cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=DELETION_JOBS_FAILED_METRIC,
+                dimensions_map={"service": DELETION_SERVICE_NAME},
+                statistic="Sum",
+                period=Duration.minutes(5),
             ),
         )
         self.reconcile_failed_alarm = self._alarm(

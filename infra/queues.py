@@ -19,10 +19,15 @@ class WorkQueue:
 
 
 def work_queue(
-    scope: Construct, settings: StackSettings, *, visibility_timeout_seconds: int
+    scope: Construct,
+    settings: StackSettings,
+    *,
+    visibility_timeout_seconds: int,
+    max_receive_count: int | None = None,
 ) -> WorkQueue:
     """``Queue`` and ``DeadLetterQueue`` in ``scope``: SSE, TLS only, a redrive after
-    ``max_receive_count`` receives, the DLQ keeping messages for SQS's maximum 14 days."""
+    ``max_receive_count`` receives (the stack's setting unless the queue's consumer needs
+    its own count), the DLQ keeping messages for SQS's maximum 14 days."""
     dead_letter_queue = sqs.Queue(
         scope,
         "DeadLetterQueue",
@@ -38,7 +43,8 @@ def work_queue(
         visibility_timeout=Duration.seconds(visibility_timeout_seconds),
         retention_period=Duration.days(settings.queue_retention_days),
         dead_letter_queue=sqs.DeadLetterQueue(
-            queue=dead_letter_queue, max_receive_count=settings.max_receive_count
+            queue=dead_letter_queue,
+            max_receive_count=max_receive_count or settings.max_receive_count,
         ),
     )
     return WorkQueue(queue, dead_letter_queue)

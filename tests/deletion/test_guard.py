@@ -14,6 +14,7 @@ from video_index.api.access import configure_policy
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
 from video_index.core.access import AccessPolicy
+from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
 from worlds import events as ev
@@ -100,3 +101,33 @@ def test_only_the_creator_or_an_admin_withdraws(world: ApiWorld) -> None:
 def test_a_viewer_or_reviewer_cannot_ask_at_all(world: ApiWorld) -> None:
     for role in ("viewer", "reviewer"):
         assert ask(world, jwt("v", role))[0] == 403
+
+
+def test_the_quota_is_spent_only_by_a_request_that_passed_every_check(world: ApiWorld) -> None:
+    # Given a quota of 3 a day, and a hold over the first hour of a day of the device
+    jobs = world.services.deletions
+    assert jobs is not None
+    held = HeldWindow(
+        "h-1", DEVICE, int(at(29, 10).timestamp() * 1000), int(at(29, 11).timestamp() * 1000)
+    )
+    jobs.holds = StaticHolds([held])
+    operator = jwt("op", "operator")
+    # When the operator asks again and again for what is refused: the held window (409),
+    # windows that are backwards, too long or in the future, and a bad kind (400)
+    queries = [
+        PAST,
+        "from=2026-11-29T12:00:00Z&to=2026-11-29T11:00:00Z",
+        "from=2026-10-01T00:00:00Z&to=2026-11-29T00:00:00Z",
+        "from=2026-11-30T11:00:00Z&to=2026-12-01T00:00:00Z",
+        "from=2026-11-29T12:00:00Z&to=2026-11-29T13:00:00Z&kind=audio",
+    ]
+    refused = [ask(world, operator, query)[0] for query in queries * 2]
+    assert refused == [409, 400, 400, 400, 400] * 2
+    # Then none of them spent the quota: three requests that pass are still accepted
+    accepted = [
+        ask(world, operator, f"from=2026-11-29T1{h}:00:00Z&to=2026-11-29T1{h}:30:00Z")[0]
+        for h in (2, 3, 4)
+    ]
+    assert accepted == [202, 202, 202]
+    # And the fourth is the one refused with 429
+    assert ask(world, operator, "from=2026-11-29T15:00:00Z&to=2026-11-29T16:00:00Z")[0] == 429

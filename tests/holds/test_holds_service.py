@@ -94,3 +94,24 @@ def test_a_deletion_request_overlapping_a_hold_is_a_conflict_naming_it(holds: Ho
     # When a request overlaps it, Then it is refused naming the hold, before any write
     with pytest.raises(Conflict, match=hold.hold_id):
         jobs.create("cam-1", T0 + DAY - 1, T0 + 2 * DAY, kind=None, erase=False, created_by="bob")
+
+
+def test_a_point_in_time_is_held_where_it_lies(holds: Holds) -> None:
+    # Given a hold over [T0 + 1 day, T0 + 2 days) of cam-1
+    hold = holds.create("cam-1", T0 + DAY, T0 + 2 * DAY, "case 9", "alice")
+    held = HoldsHeldWindows(holds)
+    # Then a zero-length reading (start = end) is held at its instant, the hold's first
+    # instant included and its end excluded, and a point is never an error
+    table = [
+        (T0 + DAY - 1, []),
+        (T0 + DAY, [hold.hold_id]),
+        (T0 + DAY + 1, [hold.hold_id]),
+        (T0 + 2 * DAY - 1, [hold.hold_id]),
+        (T0 + 2 * DAY, []),
+    ]
+    for instant, expected in table:
+        assert [w.hold_id for w in held.windows("cam-1", instant, instant)] == expected, instant
+    # And only an end before the start is refused, naming it
+    with pytest.raises(BadInput) as backwards:
+        holds.window("cam-1", T0 + 1, T0)
+    assert backwards.value.parameter == "to"

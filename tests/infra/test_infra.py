@@ -627,6 +627,9 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             f"VideoIndex/Media/Role {iam5}<{bucket}.Arn>/renditions/*]",
             f"VideoIndex/Api/Role {iam5}<{bucket}.Arn>/exports/*]",
             f"VideoIndex/Exports/Role {iam5}<{bucket}.Arn>/exports/*]",
+            # an erasure removes the media made from the footage (docs/deletion.md)
+            f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/renditions/*]",
+            f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/exports/*]",
             # the stream consumer: no bucket access; ListStreams and X-Ray; its DLQ
             "VideoIndex/Aggregation/Function Annotation::AwsSolutions-L1",
             f"VideoIndex/Aggregation/Role {iam5}*]",

@@ -58,6 +58,20 @@ def test_bulk_role_copies_into_v1_reads_the_replica_and_nothing_more(bulk_synth:
         "s3:GetObject",
         "s3:PutObject",
     }
+    # And, erasing, what the deletion worker erases outside v1/ too (the media made from
+    # the footage, the export jobs made of it), and nothing else outside v1/
+    assert by_sid["EraseDerivedMedia"]["Action"] == "s3:DeleteObjectVersion"
+    assert joined(by_sid["EraseDerivedMedia"]["Resource"]) == f"${{{bucket}.Arn}}/renditions/*"
+    assert joined(by_sid["EndErasedExports"]["Resource"]) == f"${{{bucket}.Arn}}/exports/*"
+    outside = {
+        joined(resource)
+        for s in statements
+        for resource in as_list(s["Resource"])
+        if joined(resource).startswith(f"${{{bucket}.Arn}}/")
+    }
+    assert outside == {
+        f"${{{bucket}.Arn}}/{prefix}*" for prefix in ("v1/", "renditions/", "exports/")
+    }
     # And reads the replica's v1/ (and erases versions there), never writes objects there
     assert joined(by_sid["CopyFromReplica"]["Resource"]) == f"${{{replica}.Arn}}/v1/*"
     assert by_sid["EraseReplicaVersions"]["Action"] == "s3:DeleteObjectVersion"

@@ -76,6 +76,15 @@ def test_deletion_jobs_run_one_per_invocation_and_poison_jobs_end_in_an_alarmed_
         "Fn::GetAtt": [synth.logical_id(deletion.dead_letter_queue), "QueueName"]
     }
     assert alarm["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
+    # And SQS parks a message after 5 receives, the count the worker ends a job failed
+    # on (whatever the stack's max_receive_count), so no job sits running in the DLQ
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == 5
+    # And a job that ends failed raises an alarm of its own (its count, per 5 minutes)
+    failed = synth.props(synth.stack.monitoring.deletion_failed_alarm)
+    assert (failed["Namespace"], failed["MetricName"]) == ("VideoIndex", "DeletionJobsFailed")
+    assert failed["Dimensions"] == [{"Name": "service", "Value": "video-index-deletion"}]
+    assert (failed["Statistic"], failed["Period"], failed["Threshold"]) == ("Sum", 300, 0)
+    assert failed["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
     # And it knows its bucket, table and queue (for continuations), and no replica
     env = function["Environment"]["Variables"]
     assert env["VIDEO_INDEX_BUCKET"] == synth.ref(synth.stack.storage.bucket)
@@ -107,15 +116,31 @@ def test_deletion_worker_role_lists_and_deletes_under_v1_and_checkpoints_its_job
     # And queues its own continuation, on its own queue only
     assert by_sid["ContinueDeletionJobs"]["Action"] == "sqs:SendMessage"
     assert by_sid["ContinueDeletionJobs"]["Resource"] == synth.arn(deletion.queue)
-    # And nothing else: its logs, X-Ray, consuming its queue; never a read of object bytes
+    # And, erasing, removes every version of the media made from the footage (renditions,
+    # pictures, export clips) and reads and ends the export jobs made of it: only there
+    assert by_sid["EraseDerivedMedia"]["Action"] == "s3:DeleteObjectVersion"
+    assert joined(by_sid["EraseDerivedMedia"]["Resource"]) == f"${{{bucket}.Arn}}/renditions/*"
+    assert by_sid["EndErasedExports"]["Action"] == [
+        "s3:DeleteObjectVersion",
+        "s3:GetObject",
+        "s3:PutObject",
+    ]
+    assert joined(by_sid["EndErasedExports"]["Resource"]) == f"${{{bucket}.Arn}}/exports/*"
+    # And nothing else: its logs, X-Ray, consuming its queue; never a read of footage
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(deletion.log_group)
     generated = [s for s in statements if "Sid" not in s]
     assert sorted(str(s["Resource"]) for s in generated) == sorted(
         [str(synth.arn(deletion.queue)), "*"]
     )
-    assert len(statements) == 7
+    assert len(statements) == 9
+    reads = [
+        joined(resource)
+        for s in statements
+        if {"s3:GetObject", "s3:PutObject"} & set(as_list(s["Action"]))
+        for resource in as_list(s["Resource"])
+    ]
+    assert reads == [f"${{{bucket}.Arn}}/exports/*"]
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert "s3:GetObject" not in actions and "s3:PutObject" not in actions
     assert all("*" not in a for a in actions)
 
 

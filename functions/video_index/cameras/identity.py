@@ -3,7 +3,8 @@ optional CA bundle and ``camera.json`` naming its thing, the credentials endpoin
 role alias, the bucket and the region.
 
 Written by ``video-index camera add`` and read by the uploader (``--camera DIR``). The
-private key file is created readable by its owner only.
+private key file is created new (``O_CREAT|O_EXCL|O_NOFOLLOW``), readable by its owner
+only (0600): an existing file or a symlink in its place is refused, never written through.
 """
 
 from __future__ import annotations
@@ -76,6 +77,17 @@ class CameraIdentity:
         return identity
 
 
+def check_free(directory: Path) -> None:
+    """:class:`BadInput` naming ``out`` when ``directory`` holds a camera or a private key
+    file (a symlink named so included): checked before a certificate is made, so a key
+    AWS shows once is never made for a place it cannot be written."""
+    if (directory / CAMERA_FILE).exists():
+        raise BadInput("out", f"{str(directory)!r} already holds a camera")
+    key_path = directory / PRIVATE_KEY_FILE
+    if key_path.is_symlink() or key_path.exists():
+        raise BadInput("out", f"{str(key_path)!r} exists: write the camera elsewhere")
+
+
 def write_identity(
     directory: Path,
     *,
@@ -88,13 +100,18 @@ def write_identity(
     private_key_pem: str,
     ca_pem: str | None,
 ) -> CameraIdentity:
-    """Write a camera directory (created; an existing camera.json is never replaced)."""
+    """Write a camera directory (created; an existing camera.json or key is never replaced)."""
     directory.mkdir(parents=True, exist_ok=True)
-    if (directory / CAMERA_FILE).exists():
-        raise BadInput("out", f"{str(directory)!r} already holds a camera")
+    check_free(directory)
     key_path = directory / PRIVATE_KEY_FILE
-    descriptor = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        # A new file only, never through a link: another file's mode (0644 stays 0644)
+        # or a symlink's target must not receive the key.
+        descriptor = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise BadInput("out", f"{str(key_path)!r} exists: write the camera elsewhere") from None
     with os.fdopen(descriptor, "w", encoding="ascii") as key_file:
+        os.fchmod(key_file.fileno(), 0o600)  # whatever the umask
         key_file.write(private_key_pem)
     (directory / CERTIFICATE_FILE).write_text(certificate_pem, encoding="ascii")
     if ca_pem is not None:

@@ -107,13 +107,15 @@ def _issue(iot: Any, name: str, *, iot_policy: str, issuer: Issuer) -> IssuedCer
 
 
 def _certificate_arns(iot: Any, name: str) -> list[str]:
+    """Every certificate attached to thing ``name``, every page of them: one left out would
+    stay ACTIVE through a revoke or a rotation."""
     try:
-        answer = iot.list_thing_principals(thingName=name)
+        pages = iot.get_paginator("list_thing_principals").paginate(thingName=name)
+        return [arn for page in pages for arn in page.get("principals", []) if ":cert/" in arn]
     except ClientError as exc:
         if exc.response["Error"]["Code"] == "ResourceNotFoundException":
             raise NotFound("NAME", f"no camera {name!r}") from None
         raise
-    return [arn for arn in answer.get("principals", []) if ":cert/" in arn]
 
 
 def _status(iot: Any, arn: str) -> tuple[str, str]:

@@ -5,9 +5,10 @@
     video-index camera revoke NAME (--stack NAME | --ready-file PATH)
     video-index camera rotate NAME --out DIR (--stack NAME | --ready-file PATH)
 
-``add`` and ``rotate`` write DIR: ``certificate.pem.crt``, ``private.pem.key`` (mode
-0600), ``camera.json`` (thing, credentials endpoint, role alias, bucket, region) and,
-locally, ``ca.pem``; ``video-index upload --camera DIR`` uses it.
+``add`` and ``rotate`` write DIR: ``certificate.pem.crt``, ``private.pem.key`` (a new
+file, mode 0600: an existing one or a symlink there is refused), ``camera.json``
+(thing, credentials endpoint, role alias, bucket, region) and, locally, ``ca.pem``;
+``video-index upload --camera DIR`` uses it.
 
 Exit codes: 0 done; 1 the camera exists (add) or does not (revoke, rotate); 2 bad usage;
 3 AWS refused or is unavailable.
@@ -176,11 +177,9 @@ def _rotate(target: CameraTarget, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_out(directory: Path) -> None:
-    from video_index.cameras.identity import CAMERA_FILE
-    from video_index.core.errors import BadInput
+    from video_index.cameras.identity import check_free
 
-    if (directory / CAMERA_FILE).exists():
-        raise BadInput("out", f"{str(directory)!r} already holds a camera")
+    check_free(directory)
 
 
 def _write(target: CameraTarget, name: str, issued: Any, out: Path) -> dict[str, Any]:

@@ -11,7 +11,8 @@ progress bar (the code the deletion worker runs); with ``--stack`` it runs on th
 deployed stack's bulk deletion machine instead: several devices, a window of any
 length, one recorded and checkpointed request per device and 31 days (docs/bulk.md);
 ``--dry-run`` shows what the window holds and records nothing; ``--withdraw ID``
-withdraws a request; ``--resume ID`` continues a job whose runner stopped.
+withdraws a request; ``--resume ID`` continues a job whose runner stopped, or retries a
+failed one from its checkpoint.
 ``undelete`` brings back the newest version of each deleted key of a window (refusing
 while a deletion request covers it, unless ``--withdraw``); ``restore`` copies back from
 a replica what the bucket lacks.
@@ -198,7 +199,7 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
                 console.print(Text(f"  {key}"))
             return EXIT_OK
         if args.resume:
-            deletion_id = args.resume
+            deletion_id = jobs.retry(args.resume).deletion_id  # a failed job opens again
         else:
             request = jobs.create(
                 args.device,
@@ -241,6 +242,15 @@ def _run_job(jobs: Any, deletion_id: str, console: Console) -> int:
             + (f" — {request.error}" if request.error else "")
         )
     )
+    if request.state is DeletionState.FAILED:
+        console.print(
+            Text(
+                "the request stays in force: ingest and reconcile delete what its window "
+                f"covers. Fix the cause and `--resume {request.deletion_id}`, or "
+                f"`--withdraw {request.deletion_id}` (docs/deletion.md)",
+                style="red",
+            )
+        )
     return EXIT_OK if request.state is DeletionState.DONE else EXIT_PROBLEM
 
 

@@ -44,6 +44,8 @@ PARTITIONS_REPAIRED_METRIC: Final = "PartitionsRepaired"
 #: Metric ingest and reconcile publish per object deleted again inside a recorded
 #: deletion window (docs/deletion.md: no resurrection).
 DELETION_ENFORCED_METRIC: Final = "DeletionEnforced"
+#: Deletion jobs that ended ``failed`` (the deletion worker; alarmed, docs/deletion.md).
+DELETION_JOBS_FAILED_METRIC: Final = "DeletionJobsFailed"
 #: How old the newest change of a batch was when the stream consumer applied it (ms);
 #: the aggregation-lag alarm watches it (docs/read-model.md#aggregation-by-stream).
 AGGREGATION_LAG_METRIC: Final = "AggregationLag"

@@ -40,6 +40,10 @@ EXPORT_BATCH_SIZE: Final = 1
 #: queues its own continuation before the time runs out (docs/deletion.md).
 DELETION_TIMEOUT_SECONDS: Final = 900
 DELETION_BATCH_SIZE: Final = 1
+#: Receives of a deletion message before SQS parks it in the DLQ: fixed (not the stack's
+#: ``max_receive_count``), because the worker ends a job ``failed`` on its last receive
+#: rather than leave it ``running`` in the DLQ (docs/deletion.md).
+DELETION_MAX_RECEIVES: Final = MAX_RECEIVE_COUNT
 
 
 def visibility_timeout_seconds(ingest_timeout_seconds: int = INGEST_TIMEOUT_SECONDS) -> int:

@@ -32,7 +32,13 @@ from aws_lambda_powertools import Logger
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
-from video_index.core.errors import BadInput, Conflict, NotFound, ServiceError, TransientError
+from video_index.core.errors import (
+    BadInput,
+    Conflict,
+    NotFound,
+    TransientError,
+    VideoIndexError,
+)
 from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.core.timeunits import iso_ms
 from video_index.deletion.model import (
@@ -53,6 +59,8 @@ logger = Logger(child=True)
 DEFAULT_LEASE_SECONDS: Final = 960.0
 #: A runner stops (and queues its continuation) when less time than this is left.
 DEFAULT_TIME_MARGIN_SECONDS: Final = 120.0
+#: The longest ``error`` a failed job keeps (the reason, not a stack trace).
+MAX_ERROR_CHARS: Final = 1000
 
 
 class JobBusy(Conflict):
@@ -108,12 +116,15 @@ class DeletionJobs:
         created_by: str,
         enqueue: bool = True,
         spare_held: bool = False,
+        admit: Callable[[], None] | None = None,
     ) -> DeletionRequest:
         """Record the request (it is in force from now on) and queue its job.
 
         A window overlapping a hold is refused (409 naming it), unless ``spare_held``: a
         bulk deletion (docs/bulk.md) deletes around the holds rather than stopping at the
-        first one; its job never deletes a held key either way."""
+        first one; its job never deletes a held key either way. ``admit`` (the caller's
+        daily quota) is asked last, once every check has passed: a refused request
+        spends nothing."""
         check_window(from_ms, to_ms)
         self.check_past(to_ms)
         kind = check_kind(kind)
@@ -122,6 +133,8 @@ class DeletionJobs:
             raise Conflict(
                 f"the window overlaps hold {', '.join(held)}: release it first (docs/holds.md)"
             )
+        if admit is not None:
+            admit()
         now = self.now_iso()
         request = DeletionRequest(
             deletion_id=uuid.uuid4().hex,
@@ -226,11 +239,15 @@ class DeletionJobs:
         time_left: Callable[[], float] | None = None,
         progress: Progress | None = None,
         margin_seconds: float = DEFAULT_TIME_MARGIN_SECONDS,
+        last_attempt: bool = False,
     ) -> JobRun:
         """Run (or continue) the job until it is done, withdrawn, failed or out of time.
 
         A job that is closed already is left as it is (a redelivered message). A job
-        whose lease another runner holds raises :class:`JobBusy`.
+        whose lease another runner holds raises :class:`JobBusy`. A transient failure gives
+        up the lease and is raised, to be retried from the checkpoint, unless this is the
+        ``last_attempt`` (the queue's last receive); then, like any other failure, it ends
+        the job ``failed`` with the reason: a job never stays ``running`` without a runner.
         """
         request = self.get(deletion_id)
         if request.state not in OPEN_STATES:
@@ -242,15 +259,37 @@ class DeletionJobs:
         runner = JobRunner(self, request, owner, time_left, margin_seconds, progress)
         try:
             return runner.run()
-        except ServiceError as exc:
-            if isinstance(exc, TransientError):
+        except TransientError as exc:
+            if not last_attempt:
                 runner.release()
                 raise  # retried (SQS), from the checkpoint
-            logger.exception("deletion job failed", extra={"deletion_id": deletion_id})
-            return JobRun(runner.close(DeletionState.FAILED, error=str(exc)))
+            return self._fail(runner, f"gave up after the last retry: {exc}")
+        except Exception as exc:  # retrying will not fix it: say why, and stop
+            return self._fail(runner, failure_reason(exc))
         except BaseException:
             runner.release()
             raise
+
+    def retry(self, deletion_id: str) -> DeletionRequest:
+        """Open a failed job again (``video-index delete --resume``): it continues from its
+        checkpoint. Any other state is answered as it is."""
+        with contextlib.suppress(ConditionFailed):
+            self.table.update_request(
+                deletion_id,
+                {"state": DeletionState.QUEUED.value, "error": None, "updated_at": self.now_iso()},
+                condition="#state = :failed",
+                values={":failed": DeletionState.FAILED.value},
+            )
+        return self.get(deletion_id)
+
+    @staticmethod
+    def _fail(runner: JobRunner, reason: str) -> JobRun:
+        logger.exception(
+            "deletion job failed",
+            extra={"deletion_id": runner.request.deletion_id, "error": reason},
+        )
+        closed = runner.close(DeletionState.FAILED, error=reason)
+        return JobRun(closed, failed_here=closed.state is DeletionState.FAILED)
 
     def _claim(self, request: DeletionRequest, owner: str) -> DeletionRequest:
         now = self.clock()
@@ -281,3 +320,10 @@ class DeletionJobs:
 
     def now_iso(self) -> str:
         return iso_ms(int(self.clock() * 1000))
+
+
+def failure_reason(exc: Exception) -> str:
+    """What a failed job says (``error``): the product's own message, or the kind of an
+    unexpected error with it; at most :data:`MAX_ERROR_CHARS`."""
+    reason = str(exc) if isinstance(exc, VideoIndexError) else f"{type(exc).__name__}: {exc}"
+    return reason[:MAX_ERROR_CHARS]

@@ -124,9 +124,15 @@ def delete_segments(
     jobs.check_past(end_ms)
     kind = check_kind(kind)
     guard.check_erase(caller, erase)
-    guard.spend_quota(jobs, caller, policy().deletions_per_day)
     request = jobs.create(
-        device, start_ms, end_ms, kind=kind, erase=erase, created_by=caller.principal
+        device,
+        start_ms,
+        end_ms,
+        kind=kind,
+        erase=erase,
+        created_by=caller.principal,
+        # spent last, once every check (windows, holds) has passed
+        admit=lambda: guard.spend_quota(jobs, caller, policy().deletions_per_day),
     )
     return Response(
         status_code=202,

@@ -31,6 +31,7 @@ from video_index.deletion.model import (
     intersects,
     window_ranges,
 )
+from video_index.media.erasure import erase_exports, erase_renditions
 
 if TYPE_CHECKING:
     from video_index.deletion.jobs import DeletionJobs
@@ -46,10 +47,12 @@ SAVE_INTERVAL_SECONDS: Final = 10.0
 
 @dataclass(frozen=True)
 class JobRun:
-    """How a run ended: the job as it is now; ``paused`` when time ran out first."""
+    """How a run ended: the job as it is now; ``paused`` when time ran out first;
+    ``failed_here`` when this run ended it ``failed`` (counted once, not per delivery)."""
 
     request: DeletionRequest
     paused: bool = False
+    failed_here: bool = False
 
 
 @dataclass
@@ -149,11 +152,23 @@ class JobRunner:
                 self._delete_range(keys, cursor)
             if self.request.erase and self.jobs.replica is not None:
                 self._erase_replica(keys)
+            if self.request.erase and keys.kind == "video":
+                erase_renditions(self.jobs.objects, keys.prefix, keys.after, keys.last, self._ours)
             self.index += 1
             cursor = None
             self._check_time()
             if self._due():
                 self._save_position()
+        if self.request.erase:
+            reason = f"erased: deletion {self.request.deletion_id} erased the window's footage"
+            erase_exports(
+                self.jobs.objects, self.request.device, self._ours, reason, self.jobs.now_iso()
+            )
+
+    def _ours(self, key: str) -> bool:
+        """Whether the request covers the source ``key`` (what was erased, derived media's
+        source): the same rule as the keys it deletes, holds included."""
+        return _covered(key, self.request, self.jobs.holds)
 
     def _delete_range(self, keys: KeyRange, cursor: str | None) -> None:
         """Batches of at most ``batch_size`` entries; each counted in the checkpoint

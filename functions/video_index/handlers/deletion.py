@@ -28,7 +28,7 @@ tracer = Tracer(service=DELETION_SERVICE_NAME)
 def worker() -> DeletionWorker:
     """Built on the first invocation (not at import) and reused while the container lives."""
     required = (ENV_BUCKET, ENV_DELETIONS_TABLE, ENV_DELETION_QUEUE_URL)
-    return build_deletion_worker(Settings.from_env(required=required), Clients.default())
+    return build_deletion_worker(Settings.from_env(required=required), Clients.default(), metrics)
 
 
 @logger.inject_lambda_context

@@ -85,11 +85,17 @@ class Holds:
         self, device: str, start_ms: int, end_ms: int, *, active_only: bool = False
     ) -> list[Hold]:
         """The device's holds overlapping ``[start, end)`` in start order: one Query (a page
-        per MB of holds starting in ``[start - 31 d, end)``)."""
-        if end_ms <= start_ms:
-            raise BadInput("to", "must be after from")
+        per MB of holds starting in ``[start - 31 d, end)``).
+
+        ``start == end`` is a point in time (a zero-length sensor or analysis file): the holds
+        in force at that instant, a hold starting there included (:meth:`Hold.overlaps`)."""
+        if end_ms < start_ms:
+            raise BadInput("to", "must not be before from")
         found = (
-            Hold.of(item) for item in self.store.starting(device, start_ms - MAX_HOLD_MS, end_ms)
+            Hold.of(item)
+            for item in self.store.starting(
+                device, start_ms - MAX_HOLD_MS, max(end_ms, start_ms + 1)
+            )
         )
         return [h for h in found if h.overlaps(start_ms, end_ms) and (h.active or not active_only)]
 

@@ -73,6 +73,8 @@ _MONTHS: Final = (
     "Dec",
 )
 _INTERNAL_ERROR: Final = b'{"message":"Internal Server Error"}'
+#: The host names a request may give (``Host``): the loopback interface's (docs/local.md).
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def build_event(
@@ -171,6 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
 
     def _handle(self) -> None:
+        refusal = host_refusal(self.headers.get("host"), int(self.server.server_address[1]))
+        if refusal is not None:
+            status, reason = refusal
+            body = json.dumps({"error": {"parameter": "Host", "message": reason}}).encode()
+            self.close_connection = True
+            self._write(status, [("content-type", "application/json")], body)
+            return
         origin = self.headers.get("origin")
         if self.command == "OPTIONS" and self.headers.get("access-control-request-method"):
             self._preflight(origin)
@@ -267,12 +276,32 @@ class _Handler(BaseHTTPRequestHandler):
         logger.info("%s %s", self.address_string(), format % args)
 
 
+def host_refusal(host: str | None, port: int) -> tuple[int, str] | None:
+    """Why a request's ``Host`` is refused, as (status, reason); None when it names this
+    server on the loopback interface: ``127.0.0.1``, ``localhost`` or ``[::1]`` with the
+    server's port. A web page whose own host name was made to resolve to 127.0.0.1 (DNS
+    rebinding) sends its own name here, and gets no answer from the API (421)."""
+    if not host:
+        return 400, "a Host header is required"
+    try:
+        parts = urlsplit(f"//{host}")
+        named, given = parts.hostname, parts.port or 80  # no port: HTTP's own
+    except ValueError:
+        return 400, f"{host!r} is not a host name and port"
+    if named not in LOOPBACK_HOSTS or given != port:
+        return 421, (
+            f"this server answers only 127.0.0.1:{port}, localhost:{port} or [::1]:{port}, "
+            f"not {host!r}"
+        )
+    return None
+
+
 def _loopback(origin: str | None) -> bool:
     """An ``http://`` origin on the loopback interface (any port)."""
     if not origin:
         return False
     host = urlsplit(origin).hostname
-    return origin.startswith("http://") and host in ("127.0.0.1", "localhost", "::1")
+    return origin.startswith("http://") and host in LOOPBACK_HOSTS
 
 
 class _Server(ThreadingHTTPServer):

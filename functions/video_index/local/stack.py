@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from video_index.core.queue_settings import (
+    DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
     EXPORT_TIMEOUT_SECONDS,
     INGEST_TIMEOUT_SECONDS,
@@ -281,8 +282,9 @@ class LocalStack:
         ):
             if prefix:  # the workers' queues: as long as their function may run
                 timeout = visibility_timeout_seconds(timeout)
+            receives = DELETION_MAX_RECEIVES if prefix == "deletion_" else self.max_receive_count
             url, dlq_url = create_queue(
-                sqs, name, dlq, visibility_timeout=timeout, max_receive_count=self.max_receive_count
+                sqs, name, dlq, visibility_timeout=timeout, max_receive_count=receives
             )
             queues[f"{prefix}queue_url"], queues[f"{prefix}dlq_url"] = url, dlq_url
         create_bucket(self.clients.s3, sqs, names.bucket, queues["queue_url"])

@@ -17,6 +17,7 @@ left as it is, and a job interrupted while running is simply run again.
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 import uuid
@@ -79,6 +80,18 @@ def job_key(export_id: str) -> str:
 
 def clip_key(export_id: str) -> str:
     return f"{EXPORTS_PREFIX}{export_id}/clip.mp4"
+
+
+def erased_key(export_id: str) -> str:
+    """Written by an erasure before it ends the job: a run that made its clip meanwhile
+    removes it (its own writes of ``job.json`` cannot undo the erasure's)."""
+    return f"{EXPORTS_PREFIX}{export_id}/erased.json"
+
+
+def remove_clip(objects: ObjectStore, export_id: str) -> None:
+    """Every version and delete marker of the export's clip (an erasure, :mod:`.erasure`)."""
+    key = clip_key(export_id)
+    objects.delete_versions([(v.key, v.version_id) for v in objects.versions(key) if v.key == key])
 
 
 @dataclass(frozen=True)
@@ -196,6 +209,11 @@ class Exports:
             except BadInput as exc:
                 return self._update(job, state=ExportState.FAILED, error=exc.message)
             self._objects.put_file(clip_key(export_id), str(clip), "video/mp4")
+        erased = self._objects.get_optional_bytes(erased_key(export_id))
+        if erased is not None:  # its footage was erased while it ran (:mod:`.erasure`)
+            remove_clip(self._objects, export_id)
+            reason = str(json.loads(erased).get("reason", "erased"))
+            return self._update(job, state=ExportState.FAILED, error=reason)
         return self._update(job, state=ExportState.DONE, clip_bytes=result.bytes, progress=1.0)
 
     def _progress_writer(self, job: ExportJob) -> Progress:
