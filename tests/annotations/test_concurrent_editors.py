@@ -1,4 +1,4 @@
-"""Two people editing one annotation never silently overwrite each other (SPEC §7), as
+"""Two people editing one annotation never silently overwrite each other (docs/annotations.md#concurrency-if-match-is-exact), as
 properties over many interleavings of real threads, on both engines.
 
 Hypothesis draws how many editors there are and how long each one dawdles before
