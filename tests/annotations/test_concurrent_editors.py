@@ -1,5 +1,6 @@
-"""Two people editing one annotation never silently overwrite each other (docs/annotations.md#concurrency-if-match-is-exact), as
-properties over many interleavings of real threads, on both engines.
+"""Two people editing one annotation never silently overwrite each other
+(docs/annotations.md#concurrency-if-match-is-exact), as properties over many
+interleavings of real threads, on both engines.
 
 Hypothesis draws how many editors there are and how long each one dawdles before
 reading, between reading and writing, and after a refusal; the editors then run in
