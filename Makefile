@@ -4,13 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # npm packages: the Amazon States Language validator, hls.js (the player the tests and the
-# viewer use) and axe-core (MPL-2.0: the accessibility checker the viewer's tests inject into
-# its pages; never served by the product). Every one is open source: tests/test_licences.py
-# checks, docs/licences.md lists them. DynamoDB runs on moto (in-process, or moto's server
+# viewer use), axe-core (MPL-2.0: the accessibility checker the viewer's tests inject into
+# its pages; never served by the product) and acorn (MIT: the JavaScript parser the house
+# rules read the viewer's functions with, tests/test_architecture.py). Every one is open
+# source: tests/test_licences.py checks, docs/licences.md lists them. DynamoDB runs on moto (in-process, or moto's server
 # for video-index local). The folder is emptied first, so it holds exactly these packages.
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
-NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4 axe-core@4.14.1
+NPM_PACKAGES := asl-validator@4.0.0 hls.js@1.7.4 axe-core@4.14.1 acorn@8.19.0
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
 CHROMIUM ?= /usr/bin/chromium
 
