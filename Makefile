@@ -7,11 +7,12 @@ STAMP := $(VENV)/.installed
 # their hashes (uv, bootstrapped by pip from requirements/tools.lock), npm packages from
 # npm/package-lock.json (npm ci). `make lock` is the one way the locks change.
 LOCKS := requirements/dev.lock requirements/tools.lock
-# npm packages: the Amazon States Language validator, hls.js (the player the tests and the
-# viewer use) and axe-core (MPL-2.0: the accessibility checker the viewer's tests inject into
-# its pages; never served by the product). Every one is open source: tests/test_licences.py
-# checks, docs/licences.md lists them. DynamoDB runs on moto (in-process, or moto's server
-# for video-index local). The folder is emptied first, so it holds exactly these packages.
+# npm packages (npm/package.json): the Amazon States Language validator, hls.js (the player
+# the tests and the viewer use), axe-core (MPL-2.0: the accessibility checker the viewer's
+# tests inject into its pages; never served by the product) and acorn (MIT: the JavaScript
+# parser the house rules read the viewer's functions with, tests/test_architecture.py).
+# Every one is open source: tests/test_licences.py checks, docs/licences.md lists them.
+# The folder is emptied first, so it holds exactly the locked packages.
 NPM_DIR := .cache/npm
 NPM_STAMP := $(NPM_DIR)/.installed
 # The browser the tests play video in: the distribution's Chromium (it decodes H.264).
@@ -48,9 +49,10 @@ $(NPM_STAMP): npm/package.json npm/package-lock.json
 	cd $(NPM_DIR) && npm ci --silent --no-audit --no-fund
 	touch $@
 
-# Refresh every lock on purpose and print what changed (requirements/refresh.py).
+# Refresh every lock on purpose and print what changed (requirements/refresh.py); with
+# KEEP=1, lock a changed input (pyproject.toml, npm/package.json) keeping every other pin.
 lock: $(STAMP)
-	$(BIN)/python requirements/refresh.py
+	$(BIN)/python requirements/refresh.py $(if $(KEEP),--keep)
 
 # Installed from the distribution when missing and we are root; otherwise we say how.
 chromium:

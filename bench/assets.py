@@ -6,7 +6,7 @@ For every function of :data:`infra.dependencies.FUNCTIONS`:
   exactly as synthesis builds it: files, bytes unpacked, bytes zipped (deflate, level 9,
   the deployment package CDK uploads);
 * **cold import** — the handler module imported in a fresh process of the Lambda-like
-  environment (:mod:`worlds.lambda_env`: Python 3.13 when the machine has it, the
+  environment (:mod:`worlds.lambda_env`: the runtime's Python 3.13, required; the
   runtime's SDK and the pinned Powertools layer's packages, no bytecode written, as in
   ``/var/task``): Lambda's init phase, before the first invocation. Wall and CPU time
   (the CPU time does not grow when other work shares the machine), the median of several

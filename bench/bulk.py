@@ -54,7 +54,6 @@ CAMERA_YEAR_OBJECTS: Final = 8_640 * 365
 #: One deletion unit per device and 31-day slice: a year is 12 units.
 YEAR_UNITS: Final = 12
 LAMBDA_GB: Final = 1.0
-SECONDS_PER_DAY: Final = 86_400
 
 
 def bulk_benchmark(context: BenchContext) -> None:

@@ -96,27 +96,9 @@ def measure(endpoint: str, samples: int, seed: int = 16) -> tuple[dict[str, list
     source.start()
     try:
         for index in range(samples):
-            start = START + timedelta(milliseconds=index * SEGMENT_MS)
-            body = f"{DEVICE}/{index}".encode()
-            segment = SegmentKey(
-                kind="video",
-                device=DEVICE,
-                start=start,
-                duration_ms=SEGMENT_MS,
-                id=segment_id("video", DEVICE, start, SEGMENT_MS, body),
-                ext="mp4",
-            )
+            segment = _segment(index)
             hour = segment.start_ms - segment.start_ms % HOUR_MS
-            watch = {
-                "bucket": (
-                    bucket_pk(GENERATION, DEVICE),
-                    bucket_sk("video", hour),
-                    [f"n{q}" for q in range(4)],
-                ),
-                "device": (devices_pk(GENERATION), DEVICE, [device_total("n", "video")]),
-            }
             per_hour[hour] += 1
-            want = {"bucket": per_hour[hour], "device": index + 1}
             time.sleep(rng.uniform(0, MAX_PAUSE_S))
             before = time.perf_counter()
             writer.write_transition(
@@ -127,23 +109,12 @@ def measure(endpoint: str, samples: int, seed: int = 16) -> tuple[dict[str, list
                 f"{index + 1:032X}",
             )
             written = time.perf_counter()
-            seen: dict[str, float] = {}
-            while len(seen) < len(watch):
-                for name, (pk, sk, names) in watch.items():
-                    if name not in seen and _count(reader, table, pk, sk, names) >= want[name]:
-                        seen[name] = time.perf_counter() - written
-                if time.perf_counter() - written > TIMEOUT_S:
-                    raise BenchmarkFailed(f"segment {index}: aggregates never reflected it")
-                time.sleep(READ_EVERY_S)
+            want = {"bucket": per_hour[hour], "device": index + 1}
+            seen = _until_reflected(reader, table, _watched(hour), want, written, index)
             out["bucket"].append(seen["bucket"])
             out["device"].append(seen["device"])
             out["both"].append(max(seen.values()))
-            deadline = time.perf_counter() + TIMEOUT_S
-            while not any(a >= before for a, _ in invocations):  # the handler's return
-                if time.perf_counter() > deadline:
-                    raise BenchmarkFailed(f"segment {index}: no invocation recorded")
-                time.sleep(READ_EVERY_S)
-            entered, returned = next((a, b) for a, b in invocations if a >= before)
+            entered, returned = _invocation_after(invocations, before, index)
             out["delivered"].append(entered - written)
             out["handler"].append(returned - entered)
     finally:
@@ -152,6 +123,62 @@ def measure(endpoint: str, samples: int, seed: int = 16) -> tuple[dict[str, list
         raise BenchmarkFailed(f"{len(source.dead_letters)} records went to the dead letters")
     admin.delete_table(TableName=table)
     return out, poll
+
+
+#: What is watched per segment: name -> (pk, sk, the figures whose sum counts its segments).
+Watched = dict[str, tuple[str, str, list[str]]]
+
+
+def _segment(index: int) -> SegmentKey:
+    start = START + timedelta(milliseconds=index * SEGMENT_MS)
+    body = f"{DEVICE}/{index}".encode()
+    return SegmentKey(
+        kind="video",
+        device=DEVICE,
+        start=start,
+        duration_ms=SEGMENT_MS,
+        id=segment_id("video", DEVICE, start, SEGMENT_MS, body),
+        ext="mp4",
+    )
+
+
+def _watched(hour: int) -> Watched:
+    """The segment's hour bucket item and the device's totals."""
+    return {
+        "bucket": (
+            bucket_pk(GENERATION, DEVICE),
+            bucket_sk("video", hour),
+            [f"n{q}" for q in range(4)],
+        ),
+        "device": (devices_pk(GENERATION), DEVICE, [device_total("n", "video")]),
+    }
+
+
+def _until_reflected(
+    reader: Any, table: str, watch: Watched, want: dict[str, int], written: float, index: int
+) -> dict[str, float]:
+    """Seconds from ``written`` until each watched item counts ``want`` segments."""
+    seen: dict[str, float] = {}
+    while len(seen) < len(watch):
+        for name, (pk, sk, names) in watch.items():
+            if name not in seen and _count(reader, table, pk, sk, names) >= want[name]:
+                seen[name] = time.perf_counter() - written
+        if time.perf_counter() - written > TIMEOUT_S:
+            raise BenchmarkFailed(f"segment {index}: aggregates never reflected it")
+        time.sleep(READ_EVERY_S)
+    return seen
+
+
+def _invocation_after(
+    invocations: list[tuple[float, float]], before: float, index: int
+) -> tuple[float, float]:
+    """The first handler invocation entered after ``before``: (entered, returned)."""
+    deadline = time.perf_counter() + TIMEOUT_S
+    while not any(a >= before for a, _ in invocations):  # the handler's return
+        if time.perf_counter() > deadline:
+            raise BenchmarkFailed(f"segment {index}: no invocation recorded")
+        time.sleep(READ_EVERY_S)
+    return next((a, b) for a, b in invocations if a >= before)
 
 
 def lag_benchmark(context: BenchContext) -> None:

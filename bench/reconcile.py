@@ -102,15 +102,9 @@ def check_run(world: World, result: dict[str, Any]) -> list[str]:
     ]
 
 
-def measure_world(
-    context: BenchContext, s3_server: S3Server, rows: int, log: Any
-) -> tuple[list[Run], dict[str, Any]]:
-    world = World(rows)
-    problems = world.self_check()
-    if problems:
-        raise BenchmarkFailed("; ".join(problems))
-    s3 = s3_server.client()
-    bucket = f"bench-videos-{rows}"
+def _bucket_and_reports(s3: Any, bucket: str, world: World, rows: int, log: Any) -> dict[str, str]:
+    """The world's resident objects in ``bucket`` and its inventory report in every format:
+    format -> manifest URI."""
     s3.create_bucket(Bucket=bucket)
     began = time.perf_counter()
     objects = put_resident_objects(s3, bucket, world)
@@ -131,6 +125,18 @@ def measure_world(
         f"{rows:,} rows: {objects:,} real objects in the bucket, reports written "
         f"({time.perf_counter() - began:.0f} s)"
     )
+    return manifests
+
+
+def measure_world(
+    context: BenchContext, s3_server: S3Server, rows: int, log: Any
+) -> tuple[list[Run], dict[str, Any]]:
+    world = World(rows)
+    problems = world.self_check()
+    if problems:
+        raise BenchmarkFailed("; ".join(problems))
+    bucket = f"bench-videos-{rows}"
+    manifests = _bucket_and_reports(s3_server.client(), bucket, world, rows, log)
 
     dynamodb = context.dynamodb_server()
     admin = boto3.client("dynamodb", endpoint_url=dynamodb.endpoint, region_name=REGION)

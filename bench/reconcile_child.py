@@ -133,23 +133,14 @@ class RequestCounter:
         return dict(self.calls)
 
 
-def reconcile(args: dict[str, Any]) -> dict[str, Any]:
+def _counted_ops(args: dict[str, Any]) -> tuple[Any, Any, RequestCounter, RequestCounter]:
+    """The product's ops on the benchmark's endpoints, each client's requests counted:
+    (ops, settings, DynamoDB requests, S3 requests)."""
     import boto3
     import pyarrow.parquet  # noqa: F401 - imported lazily by the product: count it in the floor
 
     from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
-    from video_index.core.contract import reconcile_object_key
     from video_index.core.settings import Settings
-    from video_index.ops.mapreduce import (
-        MemoryPartials,
-        decide,
-        reduce_shard,
-        run_unit,
-        sum_shards,
-        sum_units,
-    )
-    from video_index.ops.payloads import UnitBatchInput
-    from video_index.ops.reconcile import Plan
     from video_index.ops.service import build_ops
 
     dynamodb = boto3.client(
@@ -160,6 +151,23 @@ def reconcile(args: dict[str, Any]) -> dict[str, Any]:
     s3_calls = RequestCounter(s3, "s3")
     settings = Settings(bucket=args["bucket"], table=args["table"])
     ops = build_ops(settings, Clients(dynamodb=dynamodb, s3=s3, sqs=None))
+    return ops, settings, dynamodb_calls, s3_calls
+
+
+def reconcile(args: dict[str, Any]) -> dict[str, Any]:
+    from video_index.core.contract import reconcile_object_key
+    from video_index.ops.mapreduce import (
+        MemoryPartials,
+        decide,
+        reduce_shard,
+        run_unit,
+        sum_shards,
+        sum_units,
+    )
+    from video_index.ops.payloads import UnitBatchInput
+    from video_index.ops.reconcile import Plan
+
+    ops, settings, dynamodb_calls, s3_calls = _counted_ops(args)
     floor = peak_rss_kb()
 
     # The distributed plan, its children run one after the other in this process (one

@@ -12,8 +12,8 @@ Three views of it, all streamed:
 * the **read model** as it stands before reconcile (:meth:`World.read_model_items`,
   DynamoDB wire items): the projection of the truth, except in the drifted
   partitions (0.1 %), which are wrong in one of three ways (:class:`Drift`);
-* the **repaired** read model of a drifted partition (:meth:`World.truth_items`),
-  which the benchmark compares DynamoDB with after reconcile.
+* the **repaired** state of a drifted partition (:meth:`World.truth`), whose entries
+  give the repairs reconcile must make (:meth:`World.expected_repairs`).
 
 Bucket figures are computed here from the layout documented in
 ``docs/read-model.md`` (not with the product's projection); :meth:`World.self_check`
@@ -298,9 +298,6 @@ class World:
                 devices.add(device)
                 yield device_item(device)
             yield from self.believed(number).items(device)
-
-    def truth_items(self, number: int) -> Iterator[WireItem]:
-        return self.truth(number).items(partition_of(number).device)
 
     def expected_repairs(self) -> dict[str, int]:
         """Entries reconcile must add and remove over the drifted partitions."""

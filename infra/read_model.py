@@ -46,7 +46,8 @@ def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
 
 def primary_data_table(scope: Construct, definition: dict[str, Any]) -> dynamodb.Table:
     """A table of primary data (annotations, holds) as ``definition`` describes it: point-
-    in-time recovery, deletion protection, retained when the stack goes (SPEC §1)."""
+    in-time recovery, deletion protection, retained when the stack goes
+    (docs/invariants.md#what-survives-what)."""
     return dynamodb.Table(
         scope,
         "Table",

@@ -85,70 +85,45 @@ def runtime_requirements() -> tuple[list[str], str]:
     return [layer.requirement, *RUNTIME_REQUIREMENTS], layer.built
 
 
-def _uv(*args: str) -> None:
+def _compile(lock: Path, inputs: str, scratch: Path, keep: bool, *args: str) -> None:
+    """``uv pip compile *args`` into ``lock``, headed by the digest of ``inputs``. With
+    ``keep``, the lock's current pins are kept wherever they still satisfy the inputs (uv
+    prefers what its output file pins); without, everything moves to the newest allowed."""
+    out = scratch / lock.name
+    out.write_text(lock.read_text() if keep and lock.is_file() else "")
+    options = ["--generate-hashes", "--custom-compile-command", "make lock"]
+    options += [] if keep else ["--upgrade"]
     uv = Path(sys.executable).with_name("uv")
-    subprocess.run([str(uv), "--quiet", "pip", "compile", *args], check=True, cwd=ROOT)
+    command = [str(uv), "--quiet", "pip", "compile", *args, *options, "-o", str(out)]
+    subprocess.run(command, check=True, cwd=ROOT)
+    lock.write_text(f"{INPUTS_LINE}{digest(inputs)}\n{out.read_text()}")
 
 
-def _write(lock: Path, inputs: str, compiled: Path) -> None:
-    lock.write_text(f"{INPUTS_LINE}{digest(inputs)}\n{compiled.read_text()}")
-
-
-def refresh_python(scratch: Path) -> None:
-    header = ["--generate-hashes", "--upgrade", "--custom-compile-command", "make lock"]
-    out = scratch / "dev.txt"
-    _uv(
-        "pyproject.toml",
-        "--extra",
-        "dev",
-        "--universal",
-        "--python-version",
-        OLDEST_PYTHON,
-        *header,
-        "-o",
-        str(out),
-    )
-    _write(DEV_LOCK, dev_inputs(), out)
-    uv_lines = entry(DEV_LOCK, "uv")
+def refresh_python(scratch: Path, keep: bool) -> None:
+    dev = ("pyproject.toml", "--extra", "dev", "--universal", "--python-version", OLDEST_PYTHON)
+    _compile(DEV_LOCK, dev_inputs(), scratch, keep, *dev)
     TOOLS_LOCK.write_text(
-        f"# uv, as dev.lock pins it: the installer make install bootstraps\n{uv_lines}"
+        f"# uv, as dev.lock pins it: the installer make install bootstraps\n{entry(DEV_LOCK, 'uv')}"
     )
     assets_in = scratch / "assets.in"
     assets_in.write_text("\n".join(asset_requirements()) + "\n")
     platform = f"{LAMBDA_MACHINE}-manylinux_{LAMBDA_GLIBC[0]}_{LAMBDA_GLIBC[1]}"
-    _uv(
-        str(assets_in),
-        "--python-version",
-        LAMBDA_PYTHON_VERSION,
-        "--python-platform",
-        platform,
-        "--no-deps",
-        *header,
-        "-o",
-        str(scratch / "assets.txt"),
-    )
-    _write(ASSETS_LOCK, "\n".join(asset_requirements()), scratch / "assets.txt")
+    assets = (str(assets_in), "--python-version", LAMBDA_PYTHON_VERSION, "--no-deps")
+    _compile(ASSETS_LOCK, "\n".join(asset_requirements()), scratch, keep,
+             *assets, "--python-platform", platform)  # fmt: skip
     requirements, built = runtime_requirements()
     runtime_in = scratch / "runtime.in"
     runtime_in.write_text("\n".join(requirements) + "\n")
     today = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     newest = [f"--exclude-newer-package={n}={today}" for n in ("boto3", "botocore", "s3transfer")]
-    _uv(
-        str(runtime_in),
-        "--universal",
-        "--python-version",
-        LAMBDA_PYTHON_VERSION,
-        "--exclude-newer",
-        built,
-        *newest,
-        *header,
-        "-o",
-        str(scratch / "runtime.txt"),
-    )
-    _write(RUNTIME_LOCK, "\n".join([*requirements, built]), scratch / "runtime.txt")
+    runtime = (str(runtime_in), "--universal", "--python-version", LAMBDA_PYTHON_VERSION)
+    _compile(RUNTIME_LOCK, "\n".join([*requirements, built]), scratch, keep,
+             *runtime, "--exclude-newer", built, *newest)  # fmt: skip
 
 
-def refresh_npm() -> None:
+def refresh_npm(keep: bool) -> None:
+    if not keep:
+        (NPM_DIR / "package-lock.json").unlink(missing_ok=True)
     subprocess.run(
         ["npm", "install", "--package-lock-only", "--no-audit", "--no-fund", "--silent"],
         check=True,
@@ -172,13 +147,15 @@ def changes(before: dict[tuple[str, str], str], after: dict[tuple[str, str], str
             yield f"  {key[0]}{where}: {old or '-'} -> {new or '-'}"
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """``--keep``: lock a changed input keeping every other pin (``make lock KEEP=1``)."""
+    keep = "--keep" in argv
     locks = (DEV_LOCK, ASSETS_LOCK, RUNTIME_LOCK)
     before = {lock.name: pins(lock) for lock in locks}
     npm_before = npm_pins()
     with tempfile.TemporaryDirectory() as scratch:
-        refresh_python(Path(scratch))
-    refresh_npm()
+        refresh_python(Path(scratch), keep)
+    refresh_npm(keep)
     for lock in locks:
         changed = list(changes(before[lock.name], pins(lock)))
         print(f"{lock.name}: {len(changed) or 'no'} change(s)")
@@ -192,4 +169,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

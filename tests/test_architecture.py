@@ -1,7 +1,10 @@
 """The house rules that a reader cannot check by eye (docs/architecture.md), read from the
 source itself: imports point down (no package and no module imports what imports it),
-``bench/`` does not import ``tests/``, modules stay at most 400 lines, and functions of
-the product at most 80 unless a ``# long: <reason>`` comment stands right above them.
+``bench/`` and ``worlds/`` do not import ``tests/``; modules stay at most 400 lines and
+functions at most 80 unless a ``# long: <reason>`` comment stands right above them (a mark
+above a function that fits is stale, and fails) — in every folder of Python (the product,
+``infra/``, ``worlds/``, ``bench/``, ``app.py``, the tests' support code) and in the
+viewer's JavaScript (functions found by acorn, the parser from npm).
 
 The import graph is static (``ast``): every ``import`` and ``from … import``, those inside
 functions included (a lazy import is still a dependency); only imports under ``if
@@ -11,10 +14,13 @@ TYPE_CHECKING:`` are left out, since they never run.
 from __future__ import annotations
 
 import ast
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 PACKAGE_DIR: Final = ROOT / "functions" / "video_index"
@@ -182,57 +188,227 @@ def test_capabilities_import_the_api_and_never_the_app() -> None:
     assert "ingest" not in graph["query"]
 
 
-def test_bench_does_not_import_tests() -> None:
-    # Given every import of bench/
+def test_bench_and_worlds_do_not_import_tests() -> None:
+    # Given every import of bench/ and worlds/ (worlds/ is shared by both, so it imports
+    # neither)
+    forbidden = {"bench": ("tests",), "worlds": ("tests", "bench")}
     offenders = [
         f"{path.relative_to(ROOT)} imports {name}"
-        for path in _sources(ROOT / "bench")
+        for folder, packages in forbidden.items()
+        for path in _sources(ROOT / folder)
         for name in imported_names(ast.parse(path.read_text()))
-        if name == "tests" or name.startswith("tests.")
+        if name.split(".")[0] in packages
     ]
-    # Then none names the tests package
+    # Then none names them
     assert offenders == []
 
 
-def _line_counts(*folders: str) -> dict[str, int]:
-    return {
-        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
-        for folder in folders
-        for path in _sources(ROOT / folder)
-    }
+# --- sizes: modules ≤ 400 lines, functions ≤ 80 (docs/architecture.md) ----------------------
+
+#: Every folder of Python the house rules hold; under ``tests/``, the support code (fixtures,
+#: worlds, doubles: every module not named ``test_*.py``). The test modules themselves are
+#: tables of cases read one at a time, held to no size.
+PYTHON_FOLDERS: Final = ("functions", "infra", "worlds", "bench", "tests")
+VIEWER_SCRIPTS: Final = PACKAGE_DIR / "viewer" / "static"
+ACORN: Final = ROOT / ".cache" / "npm" / "node_modules" / "acorn"
+JS_FUNCTIONS: Final = ROOT / "tests" / "support" / "js_functions.cjs"
+
+#: Temporary: infra/ is being rewritten by another change (issue 30), which owns these
+#: functions. Delete this list once it is merged; an entry that is no longer too long fails
+#: the test below, so the list cannot outlive its reason.
+_INFRA_REWRITE: Final = "infra wiring rewrite in progress (issue 30)"
+EXEMPT: Final = {
+    "infra/aggregation.py::Aggregation.__init__": _INFRA_REWRITE,
+    "infra/api.py::QueryApi._function": _INFRA_REWRITE,
+    "infra/bulk.py::BulkOperations._function": _INFRA_REWRITE,
+    "infra/monitoring.py::Monitoring.__init__": _INFRA_REWRITE,
+    "infra/python_function.py::python_function": _INFRA_REWRITE,
+}
 
 
-def test_modules_of_functions_and_infra_are_at_most_400_lines() -> None:
-    # Given the line count of every module of the product and its infrastructure
-    counts = _line_counts("functions", "infra")
+def house_sources(root: Path = ROOT) -> list[Path]:
+    """Every Python module the house rules hold: the folders above and ``app.py``."""
+    found = [root / "app.py"] if (root / "app.py").is_file() else []
+    for folder in PYTHON_FOLDERS:
+        if (root / folder).is_dir():
+            found += [
+                path
+                for path in _sources(root / folder)
+                if not (folder == "tests" and path.name.startswith("test_"))
+            ]
+    return found
+
+
+def _line_count(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def _functions(path: Path) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(qualified name, node) of every function and method of a module."""
+
+    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, Any]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield f"{prefix}{child.name}", child
+                yield from visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                yield from visit(child, f"{prefix}{child.name}.")
+            else:
+                yield from visit(child, prefix)
+
+    yield from visit(_tree(path), "")
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def _long_functions(paths: list[Path], root: Path = ROOT) -> Iterator[str]:
+    """``path::name (n lines)`` of each function over the limit without a ``# long:`` line
+    right above it (or above its decorators)."""
+    for path, name, length, marked in _measured(paths):
+        if length > MAX_FUNCTION_LINES and not marked:
+            yield f"{path.relative_to(root).as_posix()}::{name} ({length} lines)"
+
+
+def _measured(paths: list[Path]) -> Iterator[tuple[Path, str, int, bool]]:
+    for path in paths:
+        lines = path.read_text().splitlines()
+        for name, node in _functions(path):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            marked = first >= 2 and lines[first - 2].strip().startswith(LONG_MARK)
+            yield path, name, length, marked
+
+
+def _stale_marks(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """Each ``# long:`` line that stands above no function over the limit."""
+    stale = []
+    for path in paths:
+        lines = path.read_text().splitlines()
+        needed = {
+            min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+            for _, node in _functions(path)
+            if (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_FUNCTION_LINES
+        }
+        for number, line in enumerate(lines, start=1):
+            if line.strip().startswith(LONG_MARK) and number not in needed:
+                stale.append(f"{path.relative_to(root).as_posix()}:{number}")
+    return stale
+
+
+def test_a_long_function_without_a_reason_is_found(tmp_path: Path) -> None:
+    # Given a module with two long functions, one marked with its reason, and a long method
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    method = "".join(f"        x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    source = (
+        f"def unmarked():\n{body}\n# long: a reason\ndef marked():\n{body}\n"
+        f"class C:\n    def method(self):\n{method}"
+    )
+    (tmp_path / "m.py").write_text(source)
+    # Then only the unmarked ones are reported, by qualified name
+    found = [f.split("::")[1] for f in _long_functions([tmp_path / "m.py"], tmp_path)]
+    assert found == ["unmarked (81 lines)", "C.method (81 lines)"]
+
+
+def test_a_mark_above_a_short_function_or_nothing_is_stale(tmp_path: Path) -> None:
+    # Given a mark above a short function, one above nothing, and one that is needed
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    source = (
+        "# long: no longer\ndef short():\n    pass\n\n# long: orphan\nX = 1\n\n"
+        f"# long: needed\n@decorator\ndef long():\n{body}"
+    )
+    (tmp_path / "m.py").write_text(source)
+    # Then the first two are stale
+    assert _stale_marks([tmp_path / "m.py"], tmp_path) == ["m.py:1", "m.py:5"]
+
+
+def test_the_house_rules_cover_every_folder_of_python() -> None:
+    # Given the modules the rules hold
+    held = {path.relative_to(ROOT).as_posix() for path in house_sources()}
+    # Then every folder of Python is among them, the tests' support code but no test module
+    for expected in (
+        "app.py",
+        "functions/video_index/api/resolver.py",
+        "infra/stack.py",
+        "worlds/inventory_fixtures.py",
+        "bench/reconcile.py",
+        "tests/support/browser.py",
+        "tests/conftest.py",
+    ):
+        assert expected in held, expected
+    assert not any(Path(name).name.startswith("test_") for name in held)
+
+
+def test_modules_are_at_most_400_lines() -> None:
+    # Given the line count of every module the house rules hold
+    counts = {p.relative_to(ROOT).as_posix(): _line_count(p) for p in house_sources()}
     assert counts["functions/video_index/api/resolver.py"] > 0
     # Then none is longer than 400 lines
     assert {path: n for path, n in counts.items() if n > MAX_MODULE_LINES} == {}
 
 
-def _long_functions(folder: Path) -> Iterator[str]:
-    for path in _sources(folder):
-        lines = path.read_text().splitlines()
-        for node in ast.walk(ast.parse("\n".join(lines))):
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            length = (node.end_lineno or node.lineno) - node.lineno + 1
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            marked = first >= 2 and lines[first - 2].strip().startswith(LONG_MARK)
-            if length > MAX_FUNCTION_LINES and not marked:
-                yield f"{path.relative_to(folder.parent)}::{node.name} ({length} lines)"
+def test_functions_are_at_most_80_lines_or_say_why() -> None:
+    # Given every function of every module the house rules hold
+    found = list(_long_functions(house_sources()))
+    # Then each is at most 80 lines, or a "# long: <reason>" comment stands above it, or it
+    # is one of the few named exemptions
+    assert [f for f in found if f.split(" (")[0] not in EXEMPT] == []
+    # And every exemption is still needed (else it goes)
+    assert sorted(set(EXEMPT) - {f.split(" (")[0] for f in found}) == []
 
 
-def test_a_long_function_without_a_reason_is_found(tmp_path: Path) -> None:
-    # Given a module with two long functions, one marked with its reason
-    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
-    source = f"def unmarked():\n{body}\n# long: a reason\ndef marked():\n{body}"
-    (tmp_path / "m.py").write_text(source)
-    # Then only the unmarked one is reported
-    assert [f.split("::")[1] for f in _long_functions(tmp_path)] == ["unmarked (81 lines)"]
+def test_no_long_mark_is_stale() -> None:
+    # A "# long:" above a function that fits, or above nothing, hides the next long one
+    assert _stale_marks(house_sources()) == []
 
 
-def test_functions_of_the_product_are_at_most_80_lines_or_say_why() -> None:
-    # Given every function of functions/
-    # Then each is at most 80 lines, or a "# long: <reason>" comment stands above it
-    assert list(_long_functions(ROOT / "functions")) == []
+# --- the viewer's JavaScript ---------------------------------------------------------------
+
+
+def js_functions(paths: list[Path]) -> dict[Path, list[dict[str, Any]]]:
+    """Every function of each script (name, first and last line), parsed by acorn."""
+    assert (ACORN / "package.json").is_file(), f"{ACORN} is missing: run `make install`"
+    node = shutil.which("node")
+    assert node, "node is missing: the house rules parse the viewer's JavaScript with it"
+    listed = subprocess.run(
+        [node, str(JS_FUNCTIONS), str(ACORN), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return {Path(name): found for name, found in json.loads(listed.stdout).items()}
+
+
+def test_the_js_function_finder_sees_every_kind_of_function(tmp_path: Path) -> None:
+    # Given a script with a declaration, an arrow function in a variable, a method, an object
+    # method and braces inside a string, a template and a regular expression
+    script = tmp_path / "s.js"
+    script.write_text(
+        'function a() {\n  return "}";\n}\n'
+        "const b = () => {\n  return `${1}}`;\n};\n"
+        "class C {\n  m() {\n    return /}/;\n  }\n}\n"
+        "export const o = { k() {} };\n"
+    )
+    # Then each is found with its lines
+    found = [(f["name"], f["start"], f["end"]) for f in js_functions([script])[script]]
+    assert found == [("a", 1, 3), ("b", 4, 6), ("m", 8, 10), ("k", 12, 12)]
+
+
+def test_the_viewer_scripts_are_at_most_400_lines_and_their_functions_80() -> None:
+    # Given every script of the viewer's page
+    scripts = sorted(VIEWER_SCRIPTS.glob("*.js"))
+    assert len(scripts) > 10
+    # Then none is longer than 400 lines
+    lengths = {p.name: _line_count(p) for p in scripts}
+    assert {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES} == {}
+    # And no function of theirs is longer than 80
+    long = [
+        f"{path.name}::{f['name']} ({f['end'] - f['start'] + 1} lines)"
+        for path, found in js_functions(scripts).items()
+        for f in found
+        if f["end"] - f["start"] + 1 > MAX_FUNCTION_LINES
+    ]
+    assert long == []

@@ -4,11 +4,12 @@ What a deployed function has besides its asset is the ``python3.13`` runtime (th
 interpreter and the AWS SDK) and the pinned Powertools layer. The environment here is
 a virtualenv holding exactly that (``requirements/lambda-runtime.lock``: ``boto3`` and
 ``aws-lambda-powertools[all]`` at the layer's release with what PyPI offered when the
-layer was built, every file checked against its hash; nothing else), made with Python
-3.13 when the machine has it (``VIDEO_INDEX_LAMBDA_PYTHON``, ``python3.13`` on the
-``PATH``, a pyenv or distribution install), else with the running Python (with a
-warning). It is made once per interpreter version and lock, in
-``.cache/lambda-venv/``, under a lock, so parallel test workers share it.
+layer was built, every file checked against its hash; nothing else), made with the
+runtime's Python (3.13: ``VIDEO_INDEX_LAMBDA_PYTHON``, ``python3.13`` on the ``PATH``, a
+pyenv or distribution install). Without one it is an error that says how to get one
+(:class:`LambdaPythonMissing`), never another interpreter: a function run on the wrong
+Python is not run as deployed. It is made once per interpreter version and lock,
+in ``.cache/lambda-venv/``, under a lock, so parallel test workers share it.
 
 :func:`invoke` runs one handler in it the way the runtime does: a fresh process whose
 working directory and first path entry are the unpacked asset, no other
@@ -28,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import warnings
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -91,8 +91,13 @@ class LambdaEnvironment:
         return {_normalize(name): version for name, version in json.loads(listed.stdout).items()}
 
 
+class LambdaPythonMissing(RuntimeError):
+    """No interpreter of the Lambda runtime's version on this machine."""
+
+
 def find_python(wanted: str = LAMBDA_PYTHON_VERSION) -> Interpreter:
-    """The interpreter of the Lambda runtime's version, or the running one (with a warning)."""
+    """The interpreter of the Lambda runtime's version; :class:`LambdaPythonMissing` (saying
+    where it looked and how to get one) when the machine has none."""
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
     candidates: list[str] = []
     if os.environ.get(ENV_LAMBDA_PYTHON):
@@ -104,14 +109,12 @@ def find_python(wanted: str = LAMBDA_PYTHON_VERSION) -> Interpreter:
         interpreter = _probe(candidate)
         if interpreter is not None and interpreter.minor == wanted:
             return interpreter
-    running = _probe(sys.executable)
-    assert running is not None
-    warnings.warn(
-        f"no Python {wanted} found (set {ENV_LAMBDA_PYTHON}); the Lambda-like environment "
-        f"uses Python {running.version} instead",
-        stacklevel=2,
+    raise LambdaPythonMissing(
+        f"no Python {wanted} (the Lambda runtime's version) on this machine: looked for "
+        f"${ENV_LAMBDA_PYTHON}, python{wanted} on the PATH, {pyenv}/versions/{wanted}* and "
+        f"/usr/bin, /usr/local/bin. Install one (`pyenv install {wanted}`, or the "
+        f"distribution's python{wanted} package) or set {ENV_LAMBDA_PYTHON}=/path/to/python{wanted}"
     )
-    return running
 
 
 def _probe(candidate: str) -> Interpreter | None:

@@ -107,3 +107,30 @@ def stored(model: RefModel, generation: int = 1) -> list[dict[str, Any]]:
     for (device, kind, hour), attributes in buckets.items():
         items.append({"pk": f"{g}bkt#{device}", "sk": f"{kind}#{hour}", **attributes})
     return items
+
+
+def differences(actual: RefModel, expected: RefModel) -> dict[str, Any]:
+    """Where the read model as stored (``actual``, from :func:`view`) differs from the
+    reference (``expected``, from ``with_aggregates(project(...))``), in every item class:
+    segments, bucket figures, hour coverage runs, device totals and the device list. Empty
+    when they agree.
+
+    The device list may hold a device whose footage is all gone (its item stays, with
+    zero totals); every device with footage must be listed, and a listed device without
+    footage must have no totals.
+    """
+    found: dict[str, Any] = {}
+    for name in ("segments", "buckets", "runs", "totals"):
+        mine, theirs = getattr(actual, name), getattr(expected, name)
+        wrong = {
+            key: (mine.get(key), theirs.get(key))
+            for key in set(mine) | set(theirs)
+            if mine.get(key) != theirs.get(key)
+        }
+        if wrong:
+            found[name] = wrong
+    unlisted = expected.devices - actual.devices
+    stale = {d for d in actual.devices - expected.devices if any(k[0] == d for k in actual.totals)}
+    if unlisted or stale:
+        found["devices"] = {"not listed": sorted(unlisted), "listed with totals": sorted(stale)}
+    return found

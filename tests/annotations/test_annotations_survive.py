@@ -1,8 +1,8 @@
-"""Annotations are primary data (SPEC §1): rebuild, reconcile, losing the whole read model
-and deleting the annotated footage leave them as they were; and the `annotate` command
-exports and re-imports them idempotently. On a `video-index local` of this module's own
-(it rebuilds and empties the read model, which the session stack's other users rely on).
-"""
+"""Annotations are primary data (docs/invariants.md#what-survives-what): rebuild,
+reconcile, losing the whole read model and deleting the annotated footage leave them as
+they were; and the `annotate` command exports and re-imports them idempotently. On a
+`video-index local` of this module's own (it rebuilds and empties the read model, which
+the session stack's other users rely on)."""
 
 from __future__ import annotations
 

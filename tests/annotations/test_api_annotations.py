@@ -1,5 +1,6 @@
-"""The annotation routes in-process (SPEC §7): CRUD with ETags, history, identity, lists,
-filters, pagination, ``segment_present`` and the join into segment entries, on both engines."""
+"""The annotation routes in-process (docs/annotations.md): CRUD with ETags, history,
+identity, lists, filters, pagination, ``segment_present`` and the join into segment
+entries, on both engines."""
 
 from __future__ import annotations
 

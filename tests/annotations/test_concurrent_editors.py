@@ -1,10 +1,14 @@
-"""Two people editing one annotation never silently overwrite each other (SPEC §7), as
-properties over many interleavings of real threads, on both engines.
+"""Two people editing one annotation never silently overwrite each other
+(docs/annotations.md#concurrency-if-match-is-exact), as properties over many
+interleavings of real threads, on both engines.
 
 Hypothesis draws how many editors there are and how long each one dawdles before
 reading, between reading and writing, and after a refusal; the editors then run in
-threads released together by a barrier. The store is the real adapter on moto (or on
-the endpoint of ``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT``); only the pauses are injected.
+threads released together by a barrier. A second barrier holds every editor after its
+first read until all have read, so the race is proven, not hoped for: every editor read
+version 1 before anyone wrote (a run whose threads never overlapped would fail it). The
+store is the real adapter on moto (or on the endpoint of
+``VIDEO_INDEX_TEST_DYNAMODB_ENDPOINT``); only the pauses and that barrier are injected.
 
 The design relies on what DynamoDB guarantees of one request: a transaction's
 conditions are checked and its writes applied atomically
@@ -28,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.tables import make_tables
-from video_index.annotations.model import Draft
+from video_index.annotations.model import Annotation, Draft
 from video_index.annotations.service import Annotations
 from video_index.annotations.store import AnnotationStore
 from video_index.core.errors import PreconditionFailed
@@ -70,14 +74,27 @@ class AtomicRequests:
 
 
 class Dawdling(AnnotationStore):
-    """The real adapter, pausing after each read by what the reading thread drew."""
+    """The real adapter, pausing after each read by what the reading thread drew; each
+    editor's first read waits at :attr:`first_reads` until every editor has read."""
 
     pause_after_read: dict[str, float]
+    first_reads: threading.Barrier | None = None
+    #: The version each editor saw on its first read.
+    seen: dict[str, int]
 
     def latest_version(self, device: str, annotation_id: str) -> dict[str, Any] | None:
         item = super().latest_version(device, annotation_id)
-        time.sleep(self.pause_after_read.get(threading.current_thread().name, 0.0))
+        name = threading.current_thread().name
+        if self.first_reads is not None and name.startswith("editor-") and name not in self.seen:
+            self.seen[name] = Annotation.of_attributes(item).version if item else 0
+            self.first_reads.wait(10)
+        time.sleep(self.pause_after_read.get(name, 0.0))
         return item
+
+    def overlap(self, editors: int) -> None:
+        """From now on, no editor writes before every one of them has read."""
+        self.first_reads = threading.Barrier(editors)
+        self.seen = {}
 
 
 @pytest.fixture
@@ -85,6 +102,7 @@ def service(aws: None, engine: str, request: pytest.FixtureRequest) -> Annotatio
     client, _, table = make_tables(engine, request)
     store = Dawdling(AtomicRequests(client) if engine == "moto" else client, table)
     store.pause_after_read = {}
+    store.seen = {}
     return Annotations(store, NoSegments())
 
 
@@ -124,6 +142,7 @@ def test_of_editors_holding_the_same_etag_exactly_one_wins_and_the_rest_get_412(
     store.pause_after_read = {
         f"editor-{i}": data.draw(pauses, label=f"pause after read {i}") for i in range(editors)
     }
+    store.overlap(editors)
     outcomes: dict[int, str] = {}
     lock = threading.Lock()
 
@@ -139,7 +158,9 @@ def test_of_editors_holding_the_same_etag_exactly_one_wins_and_the_rest_get_412(
             outcomes[index] = outcome
 
     _run(editors, edit)
-    # Then exactly one saved and every other one was told 412
+    # Then they overlapped: every editor read version 1 before anyone wrote
+    assert store.seen == {f"editor-{i}": 1 for i in range(editors)}
+    # And exactly one saved and every other one was told 412
     winners = [i for i, outcome in outcomes.items() if outcome == "saved"]
     assert len(winners) == 1, outcomes
     assert sorted(outcomes) == list(range(editors))
@@ -166,15 +187,20 @@ def test_editors_who_reread_after_412_all_land_in_the_history_nothing_lost(
     store.pause_after_read = {
         f"editor-{i}": data.draw(pauses, label=f"pause after read {i}") for i in range(editors)
     }
+    store.overlap(editors)
     refusals = [0] * editors
+    saved_as: dict[int, int] = {}  # version -> the editor whose save made it
+    lock = threading.Lock()
 
     def edit(index: int) -> None:
         while True:
             seen = service.current(device, created.annotation_id).version
             try:
-                service.replace(
+                saved = service.replace(
                     device, created.annotation_id, _draft(f"editor {index}"), {seen}, "e"
                 )
+                with lock:
+                    saved_as[saved.version] = index
                 return
             except PreconditionFailed:
                 refusals[index] += 1
@@ -182,11 +208,16 @@ def test_editors_who_reread_after_412_all_land_in_the_history_nothing_lost(
 
     # When they all edit at once
     _run(editors, edit)
-    # Then every edit is a version of its own, in one unbroken line after the original
+    # Then they overlapped: every editor first read version 1 before anyone wrote
+    assert store.seen == {f"editor-{i}": 1 for i in range(editors)}
+    # And every edit is a version of its own, in one unbroken line after the original
+    assert sorted(saved_as) == list(range(2, editors + 2))
+    # And the history lists them oldest first (docs/annotations.md), each as its editor saved it
     history = service.history(device, created.annotation_id).items
-    assert [v.version for v in history] == list(range(1, editors + 2))
-    assert history[0].description == "original"
-    assert sorted(v.description for v in history[1:]) == [f"editor {i}" for i in range(editors)]
+    assert [(v.version, v.description) for v in history] == [
+        (1, "original"),
+        *((version, f"editor {saved_as[version]}") for version in sorted(saved_as)),
+    ]
     # And the current version is the last one written
     current = service.current(device, created.annotation_id)
     assert current == history[-1]

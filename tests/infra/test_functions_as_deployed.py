@@ -30,6 +30,7 @@ from infra.assets import WheelTarget, build_asset
 from infra.dependencies import (
     FUNCTIONS,
     LAMBDA_GLIBC,
+    LAMBDA_PYTHON_VERSION,
     FunctionPackaging,
     powertools_layer,
 )
@@ -154,7 +155,15 @@ def test_the_environment_has_only_the_runtime_and_the_layer(
 ) -> None:
     # Given the Lambda-like environment
     installed = lambda_env.distributions()
-    # Then it holds the runtime's SDK and the layer's Powertools release with its extras
+    # Then it runs the runtime's Python (3.13), never the one running the tests
+    ran = subprocess.run(
+        [str(lambda_env.python), "-I", "-c", "import sys; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert ran.stdout.strip() == str(tuple(map(int, LAMBDA_PYTHON_VERSION.split("."))))
+    # And it holds the runtime's SDK and the layer's Powertools release with its extras
     layer = powertools_layer(StackSettings().powertools_layer_version)
     assert installed["aws-lambda-powertools"] == layer.release
     assert {"boto3", "botocore", "pydantic", "aws-xray-sdk"} <= set(installed)

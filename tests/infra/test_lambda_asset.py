@@ -28,6 +28,7 @@ from infra.dependencies import (
 from infra.limits import POWERTOOLS_LAYER_NAME
 from infra.settings import StackSettings
 from tests.infra.template import Synth
+from tests.test_licences import BUNDLED, library_name, normal
 from worlds.lambda_env import LambdaEnvironment, folder_bytes
 
 #: ELF ``e_machine`` values (System V ABI): what a shared library was built for.
@@ -173,6 +174,22 @@ def test_pyav_in_the_asset_bundles_ffmpeg(assets: dict[str, Path]) -> None:
         libraries = {p.name.split("-")[0] for p in (assets[function.name] / "av.libs").iterdir()}
         # Then its wheel brought the FFmpeg libraries stream copy needs
         assert {"libavformat", "libavcodec", "libavutil"} <= libraries, function.name
+
+
+def test_every_library_an_asset_bundles_is_in_the_licence_list(assets: dict[str, Path]) -> None:
+    # Given every shared library of every asset's distributions (the arm64 wheels: their
+    # bundled libraries may differ from the ones installed here)
+    unlisted = []
+    for name, asset in assets.items():
+        for info in asset.glob("*.dist-info"):
+            distribution, _, version = info.name.removesuffix(".dist-info").partition("-")
+            listed = BUNDLED.get((normal(distribution), version), {})
+            for line in (info / "RECORD").read_text().splitlines():
+                library = library_name(Path(line.split(",")[0]).name)
+                if library and library not in listed:
+                    unlisted.append(f"{name}: {distribution} {version}: {line.split(',')[0]}")
+    # Then each has its licence in tests/test_licences.py (docs/licences.md)
+    assert unlisted == []
 
 
 def test_every_asset_fits_lambdas_size_limit_with_the_layer(assets: dict[str, Path]) -> None:

@@ -31,11 +31,9 @@ from video_index.ops.inventory import (
     parse_s3_uri,
     read_manifest,
 )
+from worlds.inventory_files import FORMATS, Row, file_schema
 from worlds.inventory_fixtures import (
-    FORMATS,
-    Row,
     destination_uri,
-    file_schema,
     replace_object,
     rewrite_manifest,
     write_inventory,

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 from boto3.dynamodb.types import TypeSerializer
+from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
@@ -24,11 +25,13 @@ from video_index.ops.reconcile import Reconciler
 from video_index.ops.report import ReconcileRefused
 from worlds import events as ev
 from worlds.aggregation import Aggregation
-from worlds.read_model_view import scan_items, view
-from worlds.reference_projection import list_bucket, project
+from worlds.read_model_view import differences, scan_items, view
+from worlds.reference_projection import list_bucket, project, with_aggregates
 
 _ser = TypeSerializer().serialize
 BUCKET = ev.BUCKET
+#: The gap tolerance the read model's coverage is kept with (the product's default).
+TOLERANCE_MS = 1000
 
 
 @dataclass
@@ -60,9 +63,15 @@ def ingest_all(ingest: Ingest, world: World) -> None:
 
 
 def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
-    """Lose 5 % of the items, add ghost entries, and bend some aggregates."""
-    items = [i for i in scan_items(dynamodb, table) if i["pk"].startswith("g1#")]
-    for item in rng.sample(items, k=max(1, len(items) // 20)) if items else []:
+    """Lose 5 % of the segment and bucket items, add ghost entries, and bend aggregates:
+    bucket figures, an hour's coverage, and the device totals of every kind whose
+    partitions were damaged — what a lost stream range does (a change missing from a
+    bucket is missing from its device's totals too). Totals damaged alone, their
+    partitions intact, are the gap :func:`test_device_totals_damaged_alone_are_repaired`
+    names."""
+    items = [i for i in scan_items(dynamodb, table) if i["pk"].startswith(("g1#seg#", "g1#bkt#"))]
+    lost = rng.sample(items, k=max(1, len(items) // 20)) if items else []
+    for item in lost:
         dynamodb.delete_item(TableName=table, Key={"pk": _ser(item["pk"]), "sk": _ser(item["sk"])})
     for n in range(rng.randint(1, 3)):
         start = 1795910400000 + rng.randint(0, 3 * 86_400_000)
@@ -93,8 +102,32 @@ def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
                 }.items()
             },
         )
+    bent = _bend_buckets(dynamodb, table, rng)
+    damaged = {_device_kind(item) for item in lost} | bent | {("cam-a", "video")}
+    _bend_totals(dynamodb, table, damaged, rng)
+
+
+def _device_kind(item: dict[str, Any]) -> tuple[str, str]:
+    """The (device, kind) a segment or bucket item belongs to."""
+    _, form, device, *kind = item["pk"].split("#")
+    return device, kind[0] if form == "seg" else str(item["sk"]).split("#")[0]
+
+
+def _bend_buckets(dynamodb: Any, table: str, rng: random.Random) -> set[tuple[str, str]]:
+    """Bend an hour's coverage and two buckets' figures; the (device, kind)s bent."""
     buckets = [i for i in scan_items(dynamodb, table) if "#bkt#" in i["pk"]]
+    bent: set[tuple[str, str]] = set()
+    for item in [i for i in buckets if i.get("r")][:1]:  # an hour's coverage, shifted
+        wrong = [int(edge) + 1000 for edge in item["r"]]
+        dynamodb.update_item(
+            TableName=table,
+            Key={"pk": _ser(item["pk"]), "sk": _ser(item["sk"])},
+            UpdateExpression="SET r = :r",
+            ExpressionAttributeValues={":r": _ser(wrong)},
+        )
+        bent.add(_device_kind(item))
     for item in rng.sample(buckets, k=min(len(buckets), 2)):
+        bent.add(_device_kind(item))
         dynamodb.update_item(
             TableName=table,
             Key={"pk": _ser(item["pk"]), "sk": _ser(item["sk"])},
@@ -105,6 +138,31 @@ def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
                 ":c": _ser(1),
             },
         )
+    return bent
+
+
+def _bend_totals(
+    dynamodb: Any, table: str, damaged: set[tuple[str, str]], rng: random.Random
+) -> None:
+    """Bend the totals of ``damaged`` (device, kind)s whose device item exists: count,
+    bytes and first start."""
+    for device, kind in sorted(damaged):
+        names = {"#n": f"n:{kind}", "#b": f"b:{kind}", "#f": f"f:{kind}"}
+        try:
+            dynamodb.update_item(
+                TableName=table,
+                Key={"pk": _ser("g1#devices"), "sk": _ser(device)},
+                UpdateExpression="ADD #n :n, #b :b SET #f = :f",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={
+                    ":n": _ser(rng.randint(1, 4)),
+                    ":b": _ser(rng.randint(1, 1000)),
+                    ":f": _ser(1),
+                },
+            )
+        except ClientError as exc:
+            assert exc.response["Error"]["Code"] == "ConditionalCheckFailedException"
 
 
 def _dt(ms: int) -> Any:
@@ -150,11 +208,10 @@ def test_one_reconcile_repairs_lost_ghost_and_corrupted_items(
         # When one reconcile runs from a listing
         reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list", force=True)
         service.aggregation.drain()
-        # Then the read model is P(S3) again, item for item
-        expected = project(list_bucket(s3, BUCKET))
-        actual = view(dynamodb, table)
-        assert actual.segments == expected.segments
-        assert actual.buckets == expected.buckets
+        # Then the whole read model is P(S3) again, item for item: segments, bucket
+        # figures, hour coverage, device totals and the device list
+        expected = with_aggregates(project(list_bucket(s3, BUCKET)), TOLERANCE_MS)
+        assert differences(view(dynamodb, table), expected) == {}
         # And a second run finds nothing to do
         second = reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list")
         assert second.partitions_differing == 0
@@ -219,7 +276,31 @@ def test_a_lagging_inventory_never_removes_live_objects_nor_adds_gone_ones(
     # Then the partition was repaired from S3 itself (LIST + HEAD), not from the snapshot:
     # the object created since is kept, the one deleted since is not brought back
     actual = view(dynamodb, table)
-    assert project(list_bucket(s3, BUCKET)).segments == actual.segments
+    expected = with_aggregates(project(list_bucket(s3, BUCKET)), TOLERANCE_MS)
+    assert differences(actual, expected) == {}
     assert ("cam-a", "video", late.rsplit("/", 1)[1]) in actual.segments
     assert ("cam-a", "video", keys[1].rsplit("/", 1)[1]) not in actual.segments
-    assert project(list_bucket(s3, BUCKET)).buckets == actual.buckets
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gap: reconcile compares partitions only; a device item damaged alone is not seen",
+)
+def test_device_totals_damaged_alone_are_repaired(small_world: Any) -> None:
+    """docs/operations.md: reconcile "mends the buckets and device items it finds wrong".
+    It finds a device's totals wrong only through a differing partition of that device
+    and kind (``Mender.mend`` recounts them after mending the partition's buckets): a lost
+    stream range always leaves one, since a change missing from the totals is missing
+    from its bucket too. Totals damaged alone, every partition intact, are never compared
+    — the plan (ops/columnar.py ``compare``) has no device-item side. KNOWN GAP, a strict
+    expected failure: the day reconcile compares device items, it passes and the marker
+    goes."""
+    s3, dynamodb, table, reconciler, _ = small_world
+    # Given a device item whose totals are wrong, and every partition right
+    _bend_totals(dynamodb, table, {("cam-a", "video")}, random.Random(3))
+    # When reconcile runs
+    reconciler.run(ObjectStore(s3, BUCKET).list(KEY_PREFIX), source="list", force=True)
+    Aggregation(dynamodb, table).drain()
+    # Then the whole read model is P(S3) again
+    expected = with_aggregates(project(list_bucket(s3, BUCKET)), TOLERANCE_MS)
+    assert differences(view(dynamodb, table), expected) == {}

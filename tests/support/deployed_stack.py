@@ -147,13 +147,6 @@ class DeployedWorld:
                 except StopIteration as end:
                     self._finish(execution_arn, end.value)
 
-    def run_to_end(self, limit: int = 500) -> None:
-        for _ in range(limit):
-            if not any(self._running(arn) for arn in self.machines):
-                return
-            self.advance()
-        raise AssertionError("the executions did not end")
-
     def _running(self, arn: str) -> bool:
         return bool(
             self.stepfunctions.list_executions(stateMachineArn=arn, statusFilter="RUNNING")[

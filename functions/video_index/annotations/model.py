@@ -34,7 +34,6 @@ from video_index.core.keys import (
 from video_index.core.timeunits import DAY_MS
 
 Status = Literal["pending", "approved", "rejected"]
-STATUSES: Final[tuple[str, ...]] = ("pending", "approved", "rejected")
 DEFAULT_STATUS: Final = "pending"
 MAX_DESCRIPTION_CHARS: Final = 4000
 MAX_TAGS: Final = 20

@@ -1,4 +1,4 @@
-"""The annotation routes of the HTTP API (SPEC §7, docs/annotations.md).
+"""The annotation routes of the HTTP API (docs/annotations.md).
 
 ``POST /devices/{device}/annotations`` creates (201, ``Location``, ``ETag``);
 ``GET …/{annotation_id}`` reads (``ETag``); ``PUT`` replaces and ``DELETE``

@@ -26,8 +26,6 @@ CREDENTIALS_HINT = (
 )
 REGION_HINT = "no AWS region configured: set AWS_REGION (or a region in your AWS profile)"
 
-CONFIGURATION_ERRORS = (NoCredentialsError, PartialCredentialsError, ProfileNotFound, NoRegionError)
-
 
 def configuration_problem(exc: BaseException) -> ConfigurationError | None:
     """The configuration error ``exc`` (or what caused it) stands for, if it is one."""

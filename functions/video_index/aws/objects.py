@@ -171,20 +171,6 @@ class ObjectStore:
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 LIST versions {self.uri(prefix)}") from exc
 
-    def any_under(self, prefix: str, *, versions: bool = False) -> bool:
-        """Whether anything (a current object, or with ``versions`` any version or delete
-        marker) lies under ``prefix``: one request."""
-        try:
-            if versions:
-                page = self.client.list_object_versions(
-                    Bucket=self.bucket, Prefix=prefix, MaxKeys=1
-                )
-                return bool(page.get("Versions") or page.get("DeleteMarkers"))
-            page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
-            return bool(page.get("Contents"))
-        except (ClientError, BotoCoreError) as exc:
-            raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
-
     def folders(self, prefix: str) -> Iterator[str]:
         """The names of the "folders" right under ``prefix`` (``Delimiter="/"``)."""
         try:

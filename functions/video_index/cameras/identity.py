@@ -50,10 +50,6 @@ class CameraIdentity:
     def ca_file(self) -> Path | None:
         return self.directory / CA_FILE if self.has_ca else None
 
-    @property
-    def credentials_url(self) -> str:
-        return f"https://{self.endpoint}/role-aliases/{self.role_alias}/credentials"
-
     @classmethod
     def load(cls, directory: Path) -> CameraIdentity:
         """The identity in ``directory``; :class:`BadInput` naming ``camera`` when it is not one."""

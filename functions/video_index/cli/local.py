@@ -178,7 +178,6 @@ class _Shutdown(BaseException):
     """
 
 
-# long: the command's whole life, in order: start, announce, wait, stop
 def _local(args: argparse.Namespace, console: Console) -> int:
     from video_index.local.names import LocalNames
     from video_index.local.ready import write_ready_file

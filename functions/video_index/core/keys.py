@@ -37,8 +37,6 @@ MAX_DURATION_MS: Final[dict[str, int]] = {
     "analysis": 86_400_000,
 }
 MIN_DURATION_MS: Final[dict[str, int]] = {"video": 1, "sensor": 0, "analysis": 0}
-#: The longest any segment can last: how far back a window query must look.
-LONGEST_SEGMENT_MS: Final = max(MAX_DURATION_MS.values())
 
 DEVICE_RE: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 ID_RE: Final = re.compile(r"^[a-z0-9]{1,64}$")

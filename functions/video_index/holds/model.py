@@ -21,7 +21,7 @@ from video_index.core.errors import BadInput
 from video_index.core.timeunits import iso_ms
 
 DAY_MS: Final = 86_400_000
-#: Longest hold (SPEC: one hold covers at most 31 days; more days, more holds).
+#: Longest hold (docs/holds.md: one hold covers at most 31 days; more days, more holds).
 MAX_HOLD_MS: Final = 31 * DAY_MS
 MAX_REASON_LENGTH: Final = 1000
 HOLD_ID_PATTERN: Final = r"^[a-z0-9]{1,64}$"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 #: Where the tables live: ``moto`` (the stack's own moto server) or ``endpoint`` (a
 #: DynamoDB-compatible endpoint the user runs, ``--dynamodb-endpoint URL``).
 DynamoDBEngine = Literal["moto", "endpoint"]
-DYNAMODB_ENGINES: Final[tuple[DynamoDBEngine, ...]] = ("moto", "endpoint")
 
 
 @dataclass(frozen=True, slots=True)

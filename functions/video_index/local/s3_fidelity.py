@@ -28,6 +28,9 @@ VersionIdMarker the listing is recomputed here the S3 way.
 
 :func:`install` wraps moto's backend (process-wide) while a local stack runs; tests
 on ``mock_aws`` install it too where they rely on these behaviours.
+``tests/aws/test_s3_contract.py`` holds each patch to S3's documented behaviour and
+checks that moto still deviates without it: when a moto release fixes one, that test
+fails and names the part of this module to remove.
 """
 
 from __future__ import annotations

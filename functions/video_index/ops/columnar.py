@@ -22,7 +22,7 @@ pyarrow and numpy are imported when first needed, not at import time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Final
@@ -385,10 +385,3 @@ def from_bytes(body: bytes) -> Any:
 
     with pa.ipc.open_stream(pa.py_buffer(body)) as reader:
         return reader.read_all().cast(schema())
-
-
-def concat_counts(counts: Sequence[KeyCounts]) -> KeyCounts:
-    total = KeyCounts()
-    for one in counts:
-        total.add(one)
-    return total

@@ -11,7 +11,6 @@ number of partitions, not of objects.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, Final
@@ -91,16 +90,3 @@ def _per_figure_totals(figures: dict[str, int]) -> dict[str, int]:
     for name, value in figures.items():
         totals[name[0]] += value
     return dict(totals)
-
-
-def bucket_fingerprints(
-    device: str, items: Iterable[dict[str, Any]]
-) -> Iterator[tuple[Partition, dict[str, int]]]:
-    """(partition, figure totals) of each bucket item of one device."""
-    for item in items:
-        figures = {
-            name: int(value)
-            for name, value in item.items()
-            if name not in ("pk", "sk") and (name in FIGURES or name == "h")
-        }
-        yield partition_of_bucket(device, str(item["sk"])), _per_figure_totals(figures)

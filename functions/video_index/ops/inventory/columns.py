@@ -30,7 +30,6 @@ from typing import Any, Final
 from urllib.parse import unquote_plus
 
 from video_index.ops.inventory.arrow_reader import _columns
-from video_index.ops.inventory.manifest import reading
 from video_index.ops.inventory.model import (
     BUCKET,
     IS_DELETE_MARKER,
@@ -393,8 +392,3 @@ class _PartLines(io.RawIOBase):
             if at < len(data):
                 yield data[at:]
             previous = data[-1:] or previous
-
-
-def slice_reading(uri: str) -> Any:
-    """Errors while reading a slice, as :class:`InventoryError` naming ``uri``."""
-    return reading(f"data file {uri} cannot be read")

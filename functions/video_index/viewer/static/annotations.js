@@ -1,4 +1,4 @@
-// Annotations of the open day and of the playing moment (SPEC §7): listed by start, those
+// Annotations of the open day and of the playing moment (docs/annotations.md, docs/viewer.md): listed by start, those
 // covering the moment marked; added, edited (a whole replacement) and deleted with the
 // version the user saw (`If-Match`). When someone else changed it meanwhile the API answers
 // 412: the page shows their version beside the user's and lets the user choose — keep

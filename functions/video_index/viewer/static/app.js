@@ -3,23 +3,26 @@
 // state (?device=&date=&tz=&t=), so every view is a link (docs/viewer.md). Only the controls the
 // caller's role allows are shown (GET /me, access.js); the devices are those the API lists.
 
-import { applyAccess, can, loadAccess } from "./access.js";
+import { applyAccess, loadAccess } from "./access.js";
 import { ApiError, devicePath, get } from "./api.js";
 import { Annotations, spanOf } from "./annotations.js";
-import { beginLogin, completeLogin, identity, localUser, setLocalUser, setToken, token } from "./auth.js";
+import { completeLogin } from "./auth.js";
 import { focusDay, renderCalendar } from "./calendar.js";
 import { DayMarks, markHeldDays } from "./marks.js";
 import { renderDevices } from "./devices.js";
-import { $, h, clear, status } from "./dom.js";
+import { $, guarded, report, status } from "./dom.js";
 import { Exporter } from "./export.js";
-import { duration } from "./format.js";
+import { setupKeys } from "./keys.js";
 import { Overlays } from "./overlays.js";
 import { Player } from "./player.js";
 import { Previews } from "./previews.js";
+import { renderRanges } from "./ranges.js";
+import { SignIn } from "./sign-in.js";
 import { Timeline } from "./timeline.js";
+import { setupZoneField } from "./zone-field.js";
 import {
-  addDays, addMonths, allZones, browserZone, clockTime, dateTime, dayBounds, dayTitle, iso,
-  isZone, localDate, monthTitle, parseIso, zoneName,
+  addDays, addMonths, browserZone, clockTime, dateTime, dayBounds, dayTitle, iso, isZone,
+  localDate, monthTitle, parseIso, zoneName,
 } from "./zones.js";
 
 /** How much one playlist covers; at its end the next one continues. */
@@ -56,9 +59,6 @@ const ui = {
   video: $("#video"),
   clock: $("#clock"),
   speed: $("#speed"),
-  signIn: $("#sign-in"),
-  signInDialog: $("#sign-in-dialog"),
-  identity: $("#identity"),
 };
 
 const timeline = new Timeline($("#timeline"), {
@@ -80,18 +80,6 @@ const annotations = new Annotations({
   context: () => ({ device: state.device, zone: state.zone, moment: state.moment, segment: player.segment }),
   onChange: (items) => drawTimeline(items),
 });
-
-// --- errors: shown, never thrown into the console ------------------------------------------
-
-function report(error, what) {
-  if (error && error.name === "AbortError") return;
-  const message = error instanceof ApiError || error instanceof Error ? error.message : String(error);
-  status(`${what}: ${message}`, "error");
-}
-
-function guarded(what, action) {
-  return (...args) => Promise.resolve().then(() => action(...args)).catch((error) => report(error, what));
-}
 
 // --- the address ---------------------------------------------------------------------------
 
@@ -256,18 +244,7 @@ function drawTimeline(items) {
 }
 
 function drawRanges() {
-  clear(ui.ranges);
-  if (!state.day.ranges.length) {
-    ui.ranges.append(h("li", { class: "empty", text: "No video on this day." }));
-    return;
-  }
-  for (const range of state.day.ranges) {
-    ui.ranges.append(h("li", {}, h("button", {
-      type: "button", class: "range-item", "data-start": range.start,
-      onclick: (event) => { event.preventDefault(); guarded("playing", playFrom)(range.startMs, performance.now()); },
-    }, `${clockTime(range.startMs, state.zone)} – ${clockTime(range.endMs, state.zone)}`,
-    h("span", { class: "length", text: ` ${duration(range.endMs - range.startMs)}` }))));
-  }
+  renderRanges(ui.ranges, state.day.ranges, state.zone, guarded("playing", playFrom));
 }
 
 // --- playback ------------------------------------------------------------------------------
@@ -349,114 +326,30 @@ function showClock(ms) {
 
 // --- time zone -----------------------------------------------------------------------------
 
-function setupZones() {
-  const list = $("#zones");
-  for (const zone of allZones()) list.append(h("option", { value: zone }));
-  ui.zone.value = state.zone;
-  ui.zone.addEventListener("change", guarded("changing the time zone", async () => {
-    const zone = ui.zone.value.trim();
-    if (!isZone(zone)) {
-      status(`unknown time zone ${JSON.stringify(zone)}`, "error");
-      ui.zone.value = state.zone;
-      return;
-    }
-    if (zone === state.zone) return;
-    state.zone = zone;
-    drawDevices();
-    if (!state.device) {
-      writeAddress({ push: true });
-      return;
-    }
-    // The same moment (or day, or month) seen from the new zone.
+/** The same moment (or day, or month) seen from the new zone. */
+async function changeZone(zone) {
+  state.zone = zone;
+  drawDevices();
+  if (state.device) {
     const date = state.moment !== null && state.date ? localDate(state.moment, zone) : state.date;
     const month = date ? date.slice(0, 7) : state.month;
     state.month = null;
     await showMonth(month, { focus: date });
     if (date) await openDay(date, { push: false });
-    writeAddress({ push: true });
-  }));
-}
-
-// --- signing in ----------------------------------------------------------------------------
-
-function showIdentity() {
-  const who = identity();
-  ui.identity.textContent = who ? `as ${who}` : "";
-  ui.signIn.textContent = token() ? "Account" : "Sign in";
-}
-
-function openSignIn(reason = "") {
-  if (ui.signInDialog.open) return;
-  $("#sign-in-reason").textContent = reason;
-  $("#token-input").value = token() || "";
-  $("#user-input").value = localUser() || "";
-  const login = $("#oidc-login");
-  login.hidden = !state.config.oidc;
-  ui.signInDialog.returnValue = "";
-  ui.signInDialog.showModal();
-}
-
-function setupSignIn() {
-  ui.signIn.addEventListener("click", () => openSignIn());
-  $("#oidc-login").addEventListener("click", guarded("signing in", () => beginLogin(state.config.oidc)));
-  ui.signInDialog.addEventListener("close", guarded("signing in", async () => {
-    const choice = ui.signInDialog.returnValue;
-    if (choice === "save") {
-      setToken($("#token-input").value);
-      setLocalUser($("#user-input").value);
-    } else if (choice === "sign-out") {
-      setToken("");
-      setLocalUser("");
-    } else {
-      return;
-    }
-    showIdentity();
-    await loadAccess();
-    if (annotations.window) annotations.render();
-    await loadDevices();
-  }));
-  window.addEventListener("auth-required", () => openSignIn("The API asks for a sign-in (401)."));
-}
-
-// --- keyboard ------------------------------------------------------------------------------
-
-function setupKeys() {
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    // Fields keep their keys; the timeline and the calendar handle (and prevent) their own.
-    if (event.target.closest("input, textarea, select, dialog")) return;
-    const day = state.date;
-    switch (event.key) {
-      case "k":
-        player.togglePause();
-        break;
-      case " ":
-        if (event.target !== document.body && event.target !== ui.video) return;
-        player.togglePause();
-        break;
-      case "j":
-        player.seekBy(-10);
-        break;
-      case "l":
-        player.seekBy(10);
-        break;
-      case "a":
-        if (!state.day || !can("annotate")) return;
-        annotations.openNew();
-        break;
-      case "[":
-      case "]":
-        if (!day) return;
-        guarded("opening the day", openDay)(addDays(day, event.key === "[" ? -1 : 1));
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
-  });
+  }
+  writeAddress({ push: true });
 }
 
 // --- start ---------------------------------------------------------------------------------
+
+const signIn = new SignIn({
+  oidc: () => state.config.oidc,
+  onChange: async () => {
+    await loadAccess();
+    if (annotations.window) annotations.render();
+    await loadDevices();
+  },
+});
 
 function setupControls() {
   $("#prev-month").addEventListener("click", guarded("changing the month", () => showMonth(addMonths(state.month, -1))));
@@ -471,16 +364,25 @@ function setupControls() {
 
 async function start() {
   setupControls();
-  setupZones();
-  setupSignIn();
-  setupKeys();
+  setupZoneField(ui.zone, { current: () => state.zone, onChange: changeZone });
+  setupKeys({
+    video: ui.video,
+    player,
+    annotations,
+    dayShown: () => Boolean(state.day),
+    openAdjacent: (step) => {
+      if (!state.date) return false;
+      guarded("opening the day", openDay)(addDays(state.date, step));
+      return true;
+    },
+  });
   try {
     state.config = await get("viewer/config.json");
     if (await completeLogin(state.config.oidc)) status("signed in");
   } catch (error) {
     report(error, "signing in");
   }
-  showIdentity();
+  signIn.show();
   applyAccess(); // nothing the role may not do is shown while /me is asked
   await loadAccess().catch((error) => report(error, "asking who you are"));
   if (!player.supported) status("this browser cannot play HLS with Media Source Extensions", "error");

@@ -47,3 +47,16 @@ export function status(message, kind = "info") {
     statusTimer = window.setTimeout(() => { line.hidden = true; }, 6000);
   }
 }
+
+/** An error shown in the status line as "<what>: <message>", never thrown into the console
+ * (an aborted request is no error). */
+export function report(error, what) {
+  if (error && error.name === "AbortError") return;
+  const message = error instanceof Error ? error.message : String(error);
+  status(`${what}: ${message}`, "error");
+}
+
+/** `action` as a listener whose failure is reported as "<what>: …". */
+export function guarded(what, action) {
+  return (...args) => Promise.resolve().then(() => action(...args)).catch((error) => report(error, what));
+}

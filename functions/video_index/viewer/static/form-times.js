@@ -1,4 +1,4 @@
-// The annotation form's times (SPEC §7, docs/viewer.md "Times that never shift").
+// The annotation form's times (docs/annotations.md, docs/viewer.md "Times that never shift").
 //
 // A datetime-local field holds wall-clock seconds in a zone; an instant holds milliseconds
 // and no zone. Turning one into the other and back loses what the field cannot show (the
