@@ -32,7 +32,8 @@ from video_index.api import access as decision
 from video_index.api.caller import set_caller
 from video_index.api.context import configure
 from video_index.app.routes import whole_app
-from video_index.core.access import AccessPolicy, Caller, Role, Rule
+from video_index.core.access import Caller, Role, Rule
+from video_index.core.access_policy import AccessPolicy
 from video_index.query.queries import Queries
 from worlds import events as ev
 

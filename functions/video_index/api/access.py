@@ -35,15 +35,13 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from video_index.api.caller import set_caller
 from video_index.core.access import (
     ACCESS_EXTENSION,
-    DEFAULT_POLICY,
     ENV_ACCESS_POLICY,
     AccessDenied,
-    AccessPolicy,
     Forbidden,
     Rule,
-    caller_from_event,
     decide,
 )
+from video_index.core.access_policy import DEFAULT_POLICY, AccessPolicy, caller_from_event
 from video_index.core.errors import ConfigurationError
 
 #: The answer for a device outside the caller's scope.
