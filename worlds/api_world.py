@@ -33,10 +33,15 @@ from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
 #: The access policy of the world's deployment: the default one (a JWT names its own
-#: devices, an unscoped caller sees none), with the IAM users of the account (the sample
-#: event's ``user/viewer``, API Gateway's own example) mapped to every camera, as a
-#: deployment maps its IAM callers in ``iam_scopes`` (docs/access.md).
-WORLD_POLICY = AccessPolicy(iam_scopes=((f"arn:aws:iam::{ev.ACCOUNT}:user/*", ("*",)),))
+#: devices, an unscoped caller sees none), with the account's IAM users (the sample event's
+#: ``user/viewer``, API Gateway's own example) and role sessions mapped to every camera, as
+#: a deployment maps its IAM callers in ``iam_scopes`` (docs/access.md).
+WORLD_POLICY = AccessPolicy(
+    iam_scopes=(
+        (f"arn:aws:iam::{ev.ACCOUNT}:user/*", ("*",)),
+        (f"arn:aws:sts::{ev.ACCOUNT}:assumed-role/*", ("*",)),
+    )
+)
 
 
 @dataclass
@@ -139,16 +144,23 @@ class ApiWorld:
             event["requestContext"]["authorizer"] = authorizer
         services = self.services
         configure(lambda: services)  # this world's services, even if another was made since
-        configure_policy(self.policy)  # and its policy, for this request only
-        try:
-            response = whole_app().resolve(event, None)
-        finally:
-            configure_policy(None)
+        response = resolve(event, self.policy)
         headers = response.get("headers") or {}
         body = response["body"]
         if "json" in headers.get("Content-Type", "application/json"):
             body = json.loads(body) if body else None
         return response["statusCode"], body, headers
+
+
+def resolve(event: dict[str, Any], policy: AccessPolicy = WORLD_POLICY) -> dict[str, Any]:
+    """The whole API's answer to ``event``, decided with ``policy`` (for this request only):
+    what a test sending its own event gets from the world's deployment."""
+    configure_policy(policy)
+    try:
+        answer: dict[str, Any] = whole_app().resolve(event, None)
+        return answer
+    finally:
+        configure_policy(None)
 
 
 def make_world(
@@ -214,4 +226,14 @@ def address(segment: SegmentKey, device: str | None = None) -> str:
     return f"/devices/{device or segment.device}/segments/{segment.kind}/{segment.filename}"
 
 
-__all__ = ["NOW", "WORLD_POLICY", "ApiWorld", "address", "at", "format_key", "iso", "make_world"]
+__all__ = [
+    "NOW",
+    "WORLD_POLICY",
+    "ApiWorld",
+    "address",
+    "at",
+    "format_key",
+    "iso",
+    "make_world",
+    "resolve",
+]
