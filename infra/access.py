@@ -28,6 +28,8 @@ IAM's 6,144 characters (one list of routes).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_iam as iam
@@ -70,16 +72,16 @@ def role_routes() -> dict[Role, list[tuple[str, str]]]:
 def identity_statements(whole_api: str) -> list[iam.PolicyStatement]:
     """The denies that leave the API only to callers whose ARN they cannot choose."""
 
-    def deny(sid: str, conditions: dict[str, dict[str, object]]) -> iam.PolicyStatement:
+    def deny(sid: str, conditions: Mapping[str, Mapping[str, object]]) -> iam.PolicyStatement:
         return iam.PolicyStatement(
             sid=sid,
             effect=iam.Effect.DENY,
             actions=["execute-api:Invoke"],
             resources=[whole_api],
-            conditions=conditions,
+            conditions=dict(conditions),
         )
 
-    session = {"aws:PrincipalType": "AssumedRole"}
+    session: Mapping[str, object] = {"aws:PrincipalType": "AssumedRole"}
     return [
         deny(
             "OnlyUsersAndRoleSessions",

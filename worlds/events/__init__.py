@@ -217,7 +217,7 @@ def iam_authorizer(arn: str) -> dict[str, Any]:
     """``requestContext.authorizer`` of a request API Gateway's IAM authorizer verified: an
     IAM user's ARN, or a role session's (``arn:aws:sts::<account>:assumed-role/<role>/<session
     name>``, whose ``userId`` is ``<role id>:<session name>``)."""
-    authorizer = copy.deepcopy(_load("apigw_http_v2.json")["requestContext"]["authorizer"])
+    authorizer: dict[str, Any] = sample("apigw_http_v2.json")["requestContext"]["authorizer"]
     iam = authorizer["iam"]
     iam["userArn"] = arn
     if ":assumed-role/" in arn:
