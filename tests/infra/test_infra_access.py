@@ -64,8 +64,10 @@ VARIABLES_DOC: Final = (
 )
 #: reference_policies_evaluation-logic.html
 EVALUATION_DOC: Final = (
-    "An explicit deny in any of these policies overrides the allow. [...] By default, all "
-    "requests are implicitly denied."
+    "By default, all requests are implicitly denied with the exception of the AWS account "
+    "root user, which has full access. An explicit allow in an identity-based or "
+    "resource-based policy overrides this default. [...] An explicit deny in any policy "
+    "overrides any allows."
 )
 
 ACCOUNT: Final = ev.ACCOUNT
@@ -322,7 +324,8 @@ def test_25_sessions_with_25_names_are_one_principal_or_refused(
     for source_identity in ("ann", "otto", None):
         as_ann = assume("otto", "ann", source_identity)
         assert as_ann is None or not allowed(policy, "execute-api:Invoke", route, as_ann)
-    # And an IAM user calls as itself; root and federated users do not call at all
+    # And an IAM user calls as itself; any other kind of caller (a federated user, the
+    # account) is denied by the policy
     user = {"aws:PrincipalType": "User", "aws:userid": "AIDAEXAMPLEUSERID0000"}
     assert allowed(policy, "execute-api:Invoke", route, user)
     for other in ("Account", "FederatedUser"):
