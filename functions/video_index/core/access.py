@@ -29,6 +29,8 @@ ACCESS_EXTENSION: Final = "x-access"
 PUBLIC: Final = "public"
 #: The environment variable holding the policy as JSON (absent: the default policy).
 ENV_ACCESS_POLICY: Final = "VIDEO_INDEX_ACCESS_POLICY"
+#: Longest principal kept (an IAM ARN is at most 2,048 characters).
+MAX_PRINCIPAL_LENGTH: Final = 2048
 
 
 class Role(IntEnum):

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from video_index.core.access import (
     EVERY_DEVICE,
+    MAX_PRINCIPAL_LENGTH,
     NO_DEVICE,
     Caller,
     DeviceScope,
@@ -45,8 +46,6 @@ from video_index.core.access import (
     Unauthenticated,
 )
 
-#: Longest principal kept (an IAM ARN is at most 2,048 characters).
-MAX_PRINCIPAL_LENGTH: Final = 2048
 #: Most scope entries read from one claim (a token is not a database).
 MAX_SCOPE_ENTRIES: Final = 256
 SITE_PREFIX: Final = "site:"
