@@ -32,7 +32,8 @@ from video_index.api import access as decision
 from video_index.api.caller import set_caller
 from video_index.api.context import configure
 from video_index.app.routes import whole_app
-from video_index.core.access import AccessPolicy, Caller, Role, Rule
+from video_index.core.access import Caller, Role, Rule
+from video_index.core.access_policy import AccessPolicy
 from video_index.query.queries import Queries
 from worlds import events as ev
 
@@ -56,14 +57,15 @@ class _Queries(Queries):
 
 def _event() -> dict[str, Any]:
     event = ev.http_request("/devices/cam-001", "", "GET")
-    claims = {"sub": "u-1", "cognito:groups": "[viewer]", "custom:devices": "site:north"}
-    event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    event["requestContext"]["authorizer"] = ev.cognito_authorizer(
+        "u-1", ["viewer"], devices="site:north"
+    )
     return event
 
 
 @contextmanager
 def _without_decision() -> Iterator[None]:
-    caller = Caller("u-1", Role.VIEWER)
+    caller = Caller("u-1", Role.VIEWER, POLICY.scope_of(["site:north"]))
 
     def hand_over(app: Any, event: Any) -> None:
         set_caller(caller)

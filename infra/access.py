@@ -6,10 +6,29 @@ policies, so the roles of :mod:`video_index.core.access` become policies: each a
 role's), read from the resolver's OpenAPI document (each route's ``x-access``). Attach the
 policy to a group, user or role to give that role. What the gateway cannot see (``erase``,
 withdrawing others' requests, the device scope) the API decides with the access policy's
-``iam_roles`` mapping.
+``iam_roles`` and ``iam_scopes`` mappings.
+
+**An identity the caller cannot choose.** The API knows an IAM caller by its ARN, and the
+deletion quota, withdrawing a request, releasing a hold and every ``created_by`` use it. A
+role session's ARN ends in the *session name*, which whoever assumes the role picks. So
+each policy also denies, on the whole API, every caller but
+
+* an IAM user (``aws:PrincipalType`` ``User``: the ARN names the user), and
+* a role session (``AssumedRole``) whose name is its **source identity**
+  (``aws:userid``, ``<role id>:<session name>``, like ``*:${aws:SourceIdentity}``): a
+  source identity is set when the role is assumed, the role's trust policy decides which
+  (``sts:SourceIdentity``, e.g. ``${aws:username}``), and it cannot change for the life of
+  the session nor along a chain of roles.
+
+A session without a source identity is denied too (the variable cannot be resolved, so a
+separate statement denies its absence). Denies, not conditions on the allow: a deny also
+holds against a broader grant the same principal may have, and it keeps the policy within
+IAM's 6,144 characters (one list of routes).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
@@ -20,6 +39,8 @@ from infra.nag import logical_id
 from video_index.core.access import ACCESS_EXTENSION, Role, Rule
 
 _METHODS = ("get", "put", "post", "delete", "patch")
+#: ``aws:userid`` of a role session whose name is its source identity.
+SESSION_NAMED_BY_SOURCE = "*:${aws:SourceIdentity}"
 
 
 def role_routes() -> dict[Role, list[tuple[str, str]]]:
@@ -48,6 +69,35 @@ def role_routes() -> dict[Role, list[tuple[str, str]]]:
     }
 
 
+def identity_statements(whole_api: str) -> list[iam.PolicyStatement]:
+    """The denies that leave the API only to callers whose ARN they cannot choose."""
+
+    def deny(sid: str, conditions: Mapping[str, Mapping[str, object]]) -> iam.PolicyStatement:
+        return iam.PolicyStatement(
+            sid=sid,
+            effect=iam.Effect.DENY,
+            actions=["execute-api:Invoke"],
+            resources=[whole_api],
+            conditions=dict(conditions),
+        )
+
+    session: Mapping[str, object] = {"aws:PrincipalType": "AssumedRole"}
+    return [
+        deny(
+            "OnlyUsersAndRoleSessions",
+            {"StringNotEquals": {"aws:PrincipalType": ["User", "AssumedRole"]}},
+        ),
+        deny(
+            "SessionsSetASourceIdentity",
+            {"StringEquals": session, "Null": {"aws:SourceIdentity": "true"}},
+        ),
+        deny(
+            "SessionNameIsTheSourceIdentity",
+            {"StringEquals": session, "StringNotLike": {"aws:userid": SESSION_NAMED_BY_SOURCE}},
+        ),
+    ]
+
+
 def invoke_resource(path: str) -> str:
     """A route's path as an ``execute-api`` resource (each ``{parameter}`` a ``*``)."""
     parts = ["*" if part.startswith("{") else part for part in path.split("/")]
@@ -70,6 +120,9 @@ class RolePolicies(Construct):
                 )
                 for method, path in routes
             ]
+            whole_api = stack.format_arn(
+                service="execute-api", resource=http_api.api_id, resource_name="*"
+            )
             policy = self.policies[role] = iam.ManagedPolicy(
                 self,
                 role.label.capitalize(),
@@ -77,7 +130,8 @@ class RolePolicies(Construct):
                 statements=[
                     iam.PolicyStatement(
                         sid="InvokeRoutes", actions=["execute-api:Invoke"], resources=resources
-                    )
+                    ),
+                    *identity_statements(whole_api),
                 ],
             )
             Validations.of(policy).acknowledge(*_acknowledgments(http_api, routes))

@@ -25,6 +25,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.access import RolePolicies
+from infra.cursor_key import CursorKeySecret
 from infra.limits import API_AUTH_JWT
 from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
 from infra.python_function import (
@@ -45,6 +46,7 @@ from video_index.core.contract import (
     CORS_MAX_AGE_SECONDS,
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CURSOR_KEY_SECRET,
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
@@ -160,6 +162,7 @@ class QueryApi(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.viewer_enabled = settings.viewer_enabled
+        self.cursor_key = CursorKeySecret(self, "CursorKey")
         lambda_function = self._function(
             settings=settings,
             bucket=bucket,
@@ -282,6 +285,7 @@ class QueryApi(Construct):
                 actions=["sqs:SendMessage"],
                 resources=[export_queue.queue_arn],
             ),
+            self.cursor_key.read_statement(),
         ]
         acknowledgments = [
             segment_objects_acknowledgment(
@@ -315,6 +319,7 @@ class QueryApi(Construct):
                 ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
                 ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
                 ENV_RETENTION_DAYS: json.dumps(settings.retention_days),
+                ENV_CURSOR_KEY_SECRET: self.cursor_key.secret.secret_arn,
                 **viewer_environment(settings, bucket, Stack.of(self).region),
                 **(
                     {ENV_ACCESS_POLICY: settings.access_policy}

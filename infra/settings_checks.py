@@ -24,7 +24,7 @@ from infra.limits import (
     VIEWER_OFF,
     VIEWER_ON,
 )
-from video_index.core.access import AccessPolicy
+from video_index.core.access_policy import AccessPolicy
 from video_index.core.keys import KINDS
 
 if TYPE_CHECKING:

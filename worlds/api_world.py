@@ -17,9 +17,11 @@ from typing import Any
 
 import boto3
 
+from video_index.api.access import configure_policy
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import S3_CONFIG, Clients
+from video_index.core.access_policy import AccessPolicy
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.ingest.batches import IngestService
@@ -30,6 +32,16 @@ from worlds.aggregation import Aggregation
 from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+#: The access policy of the world's deployment: the default one (a JWT names its own
+#: devices, an unscoped caller sees none), with the account's IAM users (the sample event's
+#: ``user/viewer``, API Gateway's own example) and role sessions mapped to every camera, as
+#: a deployment maps its IAM callers in ``iam_scopes`` (docs/access.md).
+WORLD_POLICY = AccessPolicy(
+    iam_scopes=(
+        (f"arn:aws:iam::{ev.ACCOUNT}:user/*", ("*",)),
+        (f"arn:aws:sts::{ev.ACCOUNT}:assumed-role/*", ("*",)),
+    )
+)
 
 
 @dataclass
@@ -42,6 +54,8 @@ class ApiWorld:
     #: The table's stream consumer; None for a read model loaded with its aggregates.
     aggregation: Aggregation | None
     sequencer: itertools.count[int] = field(default_factory=lambda: itertools.count(0x1000))
+    #: The access policy the API decides with (set it to try another deployment's).
+    policy: AccessPolicy = WORLD_POLICY
 
     def put(
         self,
@@ -130,12 +144,23 @@ class ApiWorld:
             event["requestContext"]["authorizer"] = authorizer
         services = self.services
         configure(lambda: services)  # this world's services, even if another was made since
-        response = whole_app().resolve(event, None)
+        response = resolve(event, self.policy)
         headers = response.get("headers") or {}
         body = response["body"]
         if "json" in headers.get("Content-Type", "application/json"):
             body = json.loads(body) if body else None
         return response["statusCode"], body, headers
+
+
+def resolve(event: dict[str, Any], policy: AccessPolicy = WORLD_POLICY) -> dict[str, Any]:
+    """The whole API's answer to ``event``, decided with ``policy`` (for this request only):
+    what a test sending its own event gets from the world's deployment."""
+    configure_policy(policy)
+    try:
+        answer: dict[str, Any] = whole_app().resolve(event, None)
+        return answer
+    finally:
+        configure_policy(None)
 
 
 def make_world(
@@ -150,8 +175,14 @@ def make_world(
     aggregates already (the consumer would add the loaded segments' records again)."""
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
-    settings = Settings(bucket=ev.BUCKET, table=table, annotations_table=annotations_table)
-    clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"))
+    secrets = boto3.client("secretsmanager")
+    settings = Settings(
+        bucket=ev.BUCKET,
+        table=table,
+        annotations_table=annotations_table,
+        cursor_key_secret=cursor_key_secret(secrets),
+    )
+    clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets)
     services = build_api_services(settings, clients, clock=now.timestamp)
     configure(lambda: services)
     aggregation = None
@@ -169,6 +200,18 @@ def make_world(
     )
 
 
+def cursor_key_secret(secrets: Any) -> str:
+    """The ARN of a cursor key secret as the stack makes one (a random string of 64
+    letters and digits), created on first use."""
+    name = "video-index-cursor-key"
+    try:
+        return str(secrets.describe_secret(SecretId=name)["ARN"])
+    except secrets.exceptions.ResourceNotFoundException:
+        value = secrets.get_random_password(PasswordLength=64, ExcludePunctuation=True)
+        made = secrets.create_secret(Name=name, SecretString=value["RandomPassword"])
+        return str(made["ARN"])
+
+
 def at(day: int, hour: int, minute: int = 0, second: int = 0, ms: int = 0) -> datetime:
     return datetime(2026, 11, day, hour, minute, second, tzinfo=UTC) + timedelta(milliseconds=ms)
 
@@ -183,4 +226,14 @@ def address(segment: SegmentKey, device: str | None = None) -> str:
     return f"/devices/{device or segment.device}/segments/{segment.kind}/{segment.filename}"
 
 
-__all__ = ["NOW", "ApiWorld", "address", "at", "format_key", "iso", "make_world"]
+__all__ = [
+    "NOW",
+    "WORLD_POLICY",
+    "ApiWorld",
+    "address",
+    "at",
+    "format_key",
+    "iso",
+    "make_world",
+    "resolve",
+]

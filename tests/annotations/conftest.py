@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.tables import make_tables
 from video_index.core.keys import SegmentKey
+from worlds import events as ev
 from worlds.api_world import ApiWorld, make_world
 
 DEVICE = "cam-001"
@@ -22,10 +23,9 @@ def world(aws: None, engine: str, request: pytest.FixtureRequest) -> ApiWorld:
 
 
 def jwt(sub: str, role: str = "admin") -> dict[str, Any]:
-    """``requestContext.authorizer`` of a request API Gateway verified with a JWT, its role in
-    ``cognito:groups`` as API Gateway flattens a list claim (docs/access.md)."""
-    claims = {"sub": sub, "iss": "https://issuer.example.com", "cognito:groups": f"[{role}]"}
-    return {"jwt": {"claims": claims, "scopes": None}}
+    """``requestContext.authorizer`` of a request API Gateway verified with a Cognito ID token
+    naming ``role`` in ``cognito:groups`` and every device in its scope (docs/access.md)."""
+    return ev.cognito_authorizer(sub, [role], devices="*")
 
 
 def post(world: ApiWorld, body: dict[str, Any], device: str = DEVICE, **kw: Any) -> Any:

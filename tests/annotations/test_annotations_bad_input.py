@@ -158,14 +158,14 @@ def test_bodies_that_are_not_json_or_too_large(
     status: int,
     parameter: str,
 ) -> None:
-    from video_index.app.routes import whole_app
     from worlds import events as ev
+    from worlds.api_world import resolve
 
     event = ev.http_request(ROUTE, method="POST")
     event["headers"]["content-type"] = content_type
     event["body"] = body
     event["isBase64Encoded"] = base64_encoded
-    response = whole_app().resolve(event, None)  # type: ignore[arg-type]
+    response = resolve(event)
     answer = json.loads(response["body"])
     assert (response["statusCode"], answer["error"]["parameter"]) == (status, parameter)
 

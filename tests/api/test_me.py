@@ -10,7 +10,7 @@ the real resolver: the request it stands for, made by each role, is allowed exac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, Final
 
 import pytest
@@ -18,8 +18,6 @@ import pytest
 from tests.api import test_access_matrix as matrix
 from tests.api.test_access_matrix import BODIES, IN_SCOPE, WINDOW, jwt
 from video_index.annotations.identity import local_authorizer
-from video_index.api.access import configure_policy
-from video_index.core.access import AccessPolicy
 from worlds.api_world import ApiWorld
 
 #: What each role may do, as docs/access.md's table says it (written out, not read from
@@ -43,21 +41,32 @@ def me(world: ApiWorld, authorizer: dict[str, Any]) -> tuple[int, Any, dict[str,
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_me_names_the_callers_role_actions_and_whole_scope(world: ApiWorld, role: str) -> None:
-    # Given a signed-in caller holding one role, without a device claim
+def test_me_names_the_callers_role_actions_and_scope(world: ApiWorld, role: str) -> None:
+    # Given a signed-in caller holding one role, its claim naming one device
     # When it asks who it is
     status, body, headers = me(world, jwt(role))
     # Then it is told its principal, role, the roles that role includes, what it may do,
-    # and that it sees every device; the answer is kept by no cache
+    # and its device; the answer is kept by no cache
     assert status == 200, body
     assert body == {
         "principal": f"user-{role}",
         "role": role,
         "roles": list(ROLES[: ROLES.index(role) + 1]),
         "actions": EXPECTED[role],
-        "scope": {"all": True, "devices": []},
+        "scope": {"all": False, "devices": [IN_SCOPE]},
     }
     assert headers["Cache-Control"] == "no-store"
+
+
+def test_without_a_device_claim_the_scope_is_empty_unless_the_policy_says_all(
+    world: ApiWorld,
+) -> None:
+    # Given a caller whose token has no device claim
+    token = jwt("viewer", devices=None)
+    # Then by default it sees no device, and with "unscoped": "all" every one
+    assert me(world, token)[1]["scope"] == {"all": False, "devices": []}
+    world.policy = replace(world.policy, unscoped="all")
+    assert me(world, token)[1]["scope"] == {"all": True, "devices": []}
 
 
 def test_the_highest_of_several_roles_counts(world: ApiWorld) -> None:
@@ -67,16 +76,10 @@ def test_the_highest_of_several_roles_counts(world: ApiWorld) -> None:
     assert (status, body["role"], body["actions"]) == (200, "operator", EXPECTED["operator"])
 
 
-@pytest.fixture
-def sites() -> Iterator[None]:
-    configure_policy(AccessPolicy(sites={"north": ("north-*", "gate-1")}))
-    yield
-    configure_policy(None)
-
-
-def test_a_scoped_caller_is_told_its_device_patterns(world: ApiWorld, sites: None) -> None:
-    # Given an operator whose claim names a site and one more camera
-    token = jwt("operator", devices="[site:north cam-7]")
+def test_a_scoped_caller_is_told_its_device_patterns(world: ApiWorld) -> None:
+    # Given a policy naming a site, and an operator whose claim names it and one more camera
+    world.policy = replace(world.policy, sites={"north": ("north-*", "gate-1")})
+    token = jwt("operator", devices="site:north cam-7")
     # When it asks who it is
     status, body, _ = me(world, token)
     # Then the scope is the site's patterns, expanded, and the camera

@@ -4,29 +4,27 @@ may withdraw, through the real resolver on moto."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import boto3
 import pytest
 
 from tests.support.deletion_world import Clock
-from video_index.api.access import configure_policy
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
-from video_index.core.access import AccessPolicy
 from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
 from worlds import events as ev
-from worlds.api_world import ApiWorld, at, make_world
+from worlds.api_world import WORLD_POLICY, ApiWorld, at, make_world
 
 DEVICE = "cam-guard"
 PAST = "from=2026-11-29T10:00:00Z&to=2026-11-29T11:00:00Z"
 
 
 def jwt(sub: str, role: str) -> dict[str, Any]:
-    claims = {"sub": sub, "cognito:groups": f"[{role}]"}
-    return {"jwt": {"claims": claims, "scopes": None}}
+    return ev.cognito_authorizer(sub, [role], devices="*")
 
 
 @pytest.fixture
@@ -45,9 +43,8 @@ def world(aws: None, clock: Clock) -> Iterator[ApiWorld]:
         enqueue=lambda _: None,
         clock=clock,
     )
-    configure_policy(AccessPolicy(deletions_per_day=3))
+    made.policy = replace(WORLD_POLICY, deletions_per_day=3)
     yield made
-    configure_policy(None)
 
 
 def ask(world: ApiWorld, who: dict[str, Any], query: str = PAST) -> tuple[int, Any]:

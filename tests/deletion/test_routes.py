@@ -15,7 +15,6 @@ import pytest
 
 from tests.support.deletion_world import Clock
 from video_index.annotations.identity import local_authorizer
-from video_index.app.routes import whole_app
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
 from video_index.core.table_schema import create_tables
@@ -23,7 +22,7 @@ from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.worker import DeletionWorker
 from video_index.local.context import LocalLambdaContext
 from worlds import events as ev
-from worlds.api_world import ApiWorld, at, iso, make_world
+from worlds.api_world import ApiWorld, at, iso, make_world, resolve
 
 DEVICE = "cam-routes"
 WINDOW = {"from": "2026-11-29T10:00:00Z", "to": "2026-11-29T11:00:00Z"}
@@ -43,7 +42,7 @@ class Deletions:
         event["headers"].update(headers)
         if "x-user" in headers:  # as video-index local's server stands in for an authorizer
             event["requestContext"]["authorizer"] = local_authorizer(event["headers"])
-        response = whole_app().resolve(event, None)  # type: ignore[arg-type]
+        response = resolve(event)
         body = json.loads(response["body"]) if response.get("body") else None
         return response["statusCode"], body, response.get("headers") or {}
 

@@ -37,6 +37,7 @@ from infra.dependencies import (
 from infra.settings import StackSettings
 from tests.infra.template import Synth
 from tests.support.deployed_world import DeployedWorld
+from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
     ACTION_RECONCILE,
     ENV_DELETION_QUEUE_URL,
@@ -261,7 +262,10 @@ def _http(
     query: str,
     function: str = "api",
 ) -> tuple[Invocation, dict[str, Any]]:
-    ran = _run(lambda_env, runnable, function, ev.http_request(path, query), world)
+    # (as its access policy would: the request's IAM user sees every camera, docs/access.md)
+    policy = json.dumps({"iam_scopes": {f"arn:aws:iam::{ev.ACCOUNT}:user/*": ["*"]}})
+    event = ev.http_request(path, query)
+    ran = _run(lambda_env, runnable, function, event, world, **{ENV_ACCESS_POLICY: policy})
     response: dict[str, Any] = ran.result
     return ran, response
 

@@ -630,6 +630,8 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             # an erasure removes the media made from the footage (docs/deletion.md)
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/renditions/*]",
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/exports/*]",
+            # the API's cursor key: no rotation function (replacing it ends cursors only)
+            "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             # the stream consumer: no bucket access; ListStreams and X-Ray; its DLQ
             "VideoIndex/Aggregation/Function Annotation::AwsSolutions-L1",
             f"VideoIndex/Aggregation/Role {iam5}*]",

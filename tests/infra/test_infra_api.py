@@ -443,6 +443,7 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_HOLDS_TABLE": synth.ref(stack.holds.table),
         "VIDEO_INDEX_RETENTION_DAYS": '{"video": 30, "sensor": 90, "analysis": 90}',
         "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
+        "VIDEO_INDEX_CURSOR_KEY_SECRET": synth.ref(stack.api.cursor_key.secret),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -540,7 +541,10 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     # And holds (docs/holds.md): created (a transaction of two puts), read and released
     assert by_sid["Holds"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
     assert by_sid["Holds"]["Resource"] == synth.arn(stack.holds.table)
-    assert len(statements) == 12
+    # And the cursor key (docs/api.md#pages-and-cursors): its one secret, read only
+    assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
+    assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
+    assert len(statements) == 13
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests (never of the read
     # model or of an object)
@@ -582,6 +586,7 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         for key in per_route:
             acknowledged.pop(key)
         assert sorted(acknowledged) == [
+            "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
             f"{role}[Resource::*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",

@@ -15,12 +15,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.support.tables import TableFactory
-from video_index.app.routes import whole_app
 from video_index.aws.objects import ObjectStore
 from video_index.media.exports import Exports, ExportState, clip_key
 from video_index.media.worker import ExportWorker
 from worlds import events as ev
-from worlds.api_world import ApiWorld, at, iso, make_world
+from worlds.api_world import ApiWorld, at, iso, make_world, resolve
 
 DEVICE = "cam-export"
 
@@ -203,7 +202,7 @@ def test_a_body_that_is_not_utf8_is_a_400_not_a_crash(world: ApiWorld, queued: l
     event["headers"]["content-type"] = "application/json"
     event["body"], event["isBase64Encoded"] = base64.b64encode(b"\xff\x74\x99").decode(), True
     # When the API gets it
-    response = whole_app().resolve(event, None)  # type: ignore[arg-type]
+    response = resolve(event)
     # Then it is a 400 naming the body, and nothing is queued
     assert response["statusCode"] == 400
     assert json.loads(response["body"])["error"]["parameter"] == "body"

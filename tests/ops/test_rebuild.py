@@ -15,7 +15,6 @@ import pytest
 from tests.support.aws_doubles import SerializedClient
 from tests.support.s3_world import World
 from tests.support.tables import TableFactory
-from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
@@ -28,6 +27,7 @@ from video_index.ops.rebuild import Rebuilder, RebuildInProgress, partitions_of
 from video_index.query.queries import Queries
 from worlds import events as ev
 from worlds.aggregation import Aggregation, streams_client
+from worlds.api_world import resolve
 from worlds.read_model_view import differences, scan_items, view
 from worlds.reference_projection import list_bucket, project, with_aggregates
 
@@ -113,7 +113,7 @@ class Setup:
     def video_count(self) -> int:
         """Video segments of cam-a as the API answers them (one reader thread only:
         the resolver keeps the current request on itself)."""
-        response = whole_app().resolve(ev.http_request("/devices/cam-a"), None)  # type: ignore[arg-type]
+        response = resolve(ev.http_request("/devices/cam-a"))
         assert response["statusCode"] == 200, response
         kinds = json.loads(response["body"])["kinds"]
         return int(kinds["video"]["segments"]) if "video" in kinds else 0

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.lambda_answers import call, iso
+from tests.support.lambda_answers import CURSOR_KEY, call, iso
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.api import context
-from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.playlist import MAX_PLAYLIST_FILES, PlaylistSegment, build_playlist
 from worlds import events as ev
+from worlds.api_world import resolve
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -39,10 +39,11 @@ def day_of_1s_segments() -> MemoryReadModel:
 @pytest.fixture
 def store(day_of_1s_segments: MemoryReadModel) -> Iterator[MemoryReadModel]:
     services = ApiServices(
+        cursor_key=CURSOR_KEY,
         queries=memory_queries(day_of_1s_segments, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
-        renditions=None,  # type: ignore[arg-type]
-        exports=None,  # type: ignore[arg-type]
+        renditions=None,
+        exports=None,
     )
     configure(lambda: services)
     day_of_1s_segments.items_read = 0
@@ -146,7 +147,7 @@ def export(hours: float) -> tuple[dict[str, Any], _Untouchable]:
     event["headers"]["content-type"] = "application/json"
     end = DAY + timedelta(hours=hours)
     event["body"] = json.dumps({"from": iso(DAY), "to": iso(end)})
-    return whole_app().resolve(event, None), services
+    return resolve(event), services
 
 
 def test_an_export_over_6_hours_is_refused_before_anything_is_read() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.lambda_answers import call, iso
+from tests.support.lambda_answers import CURSOR_KEY, call, iso
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annotation, Target
 from video_index.annotations.service import AnnotationPage, Annotations
@@ -75,6 +75,7 @@ def model() -> MemoryReadModel:
 @pytest.fixture
 def joined(model: MemoryReadModel) -> Iterator[None]:
     services = ApiServices(
+        cursor_key=CURSOR_KEY,
         queries=memory_queries(model, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
         renditions=None,  # type: ignore[arg-type]
@@ -116,6 +117,7 @@ def test_the_largest_segments_page_fits_and_the_cursor_still_visits_every_entry(
 @pytest.fixture
 def plain(model: MemoryReadModel) -> Iterator[None]:
     services = ApiServices(
+        cursor_key=CURSOR_KEY,
         queries=memory_queries(model, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
         renditions=None,  # type: ignore[arg-type]
@@ -149,6 +151,7 @@ def test_the_most_ranges_fit_and_one_more_is_refused(monkeypatch: pytest.MonkeyP
 
     def answer(count: int) -> tuple[dict[str, Any], int]:
         services = ApiServices(
+            cursor_key=CURSOR_KEY,
             queries=Ranges(count),  # type: ignore[arg-type]
             presign=str,
             renditions=None,  # type: ignore[arg-type]

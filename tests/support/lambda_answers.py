@@ -8,8 +8,14 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from video_index.app.routes import whole_app
+from video_index.api.cursors import CursorKey
+from video_index.core.cursors import key_from_secret
 from worlds import events as ev
+from worlds.api_world import resolve
+
+#: A cursor key as a deployment's (derived from a secret of 64 characters): the answers
+#: measured hand out sealed cursors of their real size.
+CURSOR_KEY = CursorKey(lambda: key_from_secret("k" * 64))
 
 
 def iso(moment: datetime) -> str:
@@ -20,5 +26,5 @@ def call(path: str, **query: str) -> tuple[dict[str, Any], int]:
     """The API's answer to ``GET path?query`` and its size as a Lambda response (the proxy
     JSON, the body escaped inside it)."""
     raw = "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
-    answer = whole_app().resolve(ev.http_request(path, raw), None)
+    answer = resolve(ev.http_request(path, raw))
     return answer, len(json.dumps(answer).encode())

@@ -198,11 +198,18 @@ def test_config_tells_the_page_how_to_sign_in(
     monkeypatch.setenv("VIDEO_INDEX_VIEWER_OIDC_ISSUER", "https://issuer.example.com/pool-1")
     monkeypatch.setenv("VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID", "viewer-web")
     assets.asset.cache_clear()
-    # Then the page learns both, and nothing secret
+    # Then the page learns both, the token to send (the ID token, which carries the device
+    # scope, by default), and nothing secret
     status, _, body = call(handler, "/viewer/config.json")
+    issuer = "https://issuer.example.com/pool-1"
     assert json.loads(body) == {
-        "oidc": {"issuer": "https://issuer.example.com/pool-1", "client_id": "viewer-web"}
+        "oidc": {"issuer": issuer, "client_id": "viewer-web", "token": "id"}
     }
+    # And with an access policy that takes access tokens, the access token
+    monkeypatch.setenv("VIDEO_INDEX_ACCESS_POLICY", '{"token_use": "access"}')
+    assets.asset.cache_clear()
+    status, _, body = call(handler, "/viewer/config.json")
+    assert json.loads(body)["oidc"]["token"] == "access"
 
 
 def test_without_hls_js_the_player_file_is_a_503_saying_how_to_install_it(

@@ -40,14 +40,29 @@ def jwt(claims: dict[str, Any]) -> str:
     return f"{part({'alg': 'RS256', 'kid': 'k1'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
-ACCESS_TOKEN = jwt({"sub": "u-123", "client_id": CLIENT_ID, "exp": 4_102_444_800})
-ID_TOKEN = jwt({"sub": "u-123", "aud": CLIENT_ID, "email": "ana@example.com", "exp": 4_102_444_800})
+#: The two tokens of one Cognito sign-in: the access token (groups, no attribute) and the ID
+#: token (the user's attributes, the device scope among them).
+ACCESS_TOKEN = jwt(
+    {"sub": "u-123", "client_id": CLIENT_ID, "token_use": "access", "exp": 4_102_444_800}
+)
+ID_TOKEN = jwt(
+    {
+        "sub": "u-123",
+        "aud": CLIENT_ID,
+        "token_use": "id",
+        "email": "ana@example.com",
+        "custom:devices": "cam-sign-in",
+        "exp": 4_102_444_800,
+    }
+)
 
 
 class Provider:
     """The stand-in OIDC provider: what it was asked, and its answers."""
 
-    def __init__(self, context: BrowserContext, viewer: str) -> None:
+    def __init__(self, context: BrowserContext, viewer: str, token: str = "id") -> None:
+        #: The token the deployment's access policy takes (the page's config says it).
+        self.token_kind = token
         self.authorize: dict[str, str] = {}
         self.token: dict[str, str] = {}
         self.state_override: str | None = None
@@ -67,7 +82,8 @@ class Provider:
         )
 
     def config(self, route: Route) -> None:
-        route.fulfill(json={"oidc": {"issuer": ISSUER, "client_id": CLIENT_ID}})
+        oidc = {"issuer": ISSUER, "client_id": CLIENT_ID, "token": self.token_kind}
+        route.fulfill(json={"oidc": oidc})
 
     def discovery(self, route: Route) -> None:
         route.fulfill(
@@ -150,13 +166,34 @@ def test_oidc_login_with_pkce_returns_to_the_deep_link_and_sends_the_token(
     assert base64.urlsafe_b64encode(digest).decode().rstrip("=") == asked["code_challenge"]
     assert (traded["client_id"], traded["redirect_uri"]) == (CLIENT_ID, viewer)
     assert not [name for name in traded if "secret" in name]
-    # And the page is back at its deep link, signed in, keeping the token for the tab only
+    # And the page is back at its deep link, signed in, keeping the ID token (the one that
+    # carries the device scope, which the API expects by default) for the tab only
     assert page.url == f"{viewer}{link}"
-    assert page.evaluate("sessionStorage.getItem('video-index.token')") == ACCESS_TOKEN
+    assert page.evaluate("sessionStorage.getItem('video-index.token')") == ID_TOKEN
     assert page.evaluate("localStorage.length") == 0
-    assert page.inner_text("[data-testid=identity]") == "as u-123"
-    # And the API is called with it
-    assert ("Bearer " + ACCESS_TOKEN) in [header for url, header in seen if "/devices" in url]
+    assert page.inner_text("[data-testid=identity]") == "as ana@example.com"
+    # And the API is called with it, never with the access token
+    sent = [header for url, header in seen if "/devices" in url]
+    assert ("Bearer " + ID_TOKEN) in sent
+    assert ("Bearer " + ACCESS_TOKEN) not in sent
+
+
+def test_a_deployment_taking_access_tokens_gets_the_access_token(
+    person: BrowserContext, local_stack: RunningStack
+) -> None:
+    # Given a deployment whose access policy takes access tokens (token_use access)
+    viewer = local_stack.ready["viewer"]
+    Provider(person, f"{local_stack.ready['api']}/viewer", token="access")
+    page = person.new_page()
+    page.goto(viewer)
+    page.wait_for_selector("body[data-ready=true]")
+    # When the person signs in
+    page.click("[data-testid=sign-in]")
+    page.click("#oidc-login")
+    page.wait_for_url(viewer)
+    page.wait_for_selector("body[data-ready=true]")
+    # Then the page keeps the access token
+    assert page.evaluate("sessionStorage.getItem('video-index.token')") == ACCESS_TOKEN
 
 
 def test_a_login_answer_for_another_request_is_refused(

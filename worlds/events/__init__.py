@@ -156,3 +156,72 @@ def http_request(path: str, query: str = "", method: str = "GET") -> dict[str, A
     if params:
         event["queryStringParameters"] = params
     return event
+
+
+#: The user pool, app client and account the caller factories below stand for.
+COGNITO_ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_EXAMPLE"
+COGNITO_CLIENT_ID = "4example0client0id0abcdefgh"
+ACCOUNT = "111122223333"
+
+
+def cognito_authorizer(
+    sub: str | None,
+    groups: tuple[str, ...] | list[str] = (),
+    *,
+    devices: str | None = None,
+    token_use: str = "id",
+) -> dict[str, Any]:
+    """``requestContext.authorizer`` of a request API Gateway's JWT authorizer verified with
+    a Cognito user pool token, claims as the authorizer hands them over (strings; the list
+    claim ``cognito:groups`` flattened to ``[a b]``).
+
+    The two tokens of one sign-in differ as Cognito issues them: the ID token (``token_use
+    id``, ``aud`` the app client) carries the user's attributes (``custom:devices``), the
+    access token (``token_use access``, ``client_id``, OAuth ``scope``) carries the groups
+    and no attribute, so ``devices`` is refused for it."""
+    claims: dict[str, Any] = {
+        "iss": COGNITO_ISSUER,
+        "token_use": token_use,
+        "auth_time": "1796040000",
+        "iat": "1796040000",
+        "exp": "1796043600",
+    }
+    if sub is not None:
+        claims["sub"] = sub
+    if groups:
+        claims["cognito:groups"] = "[" + " ".join(groups) + "]"
+    scopes: list[str] | None = None
+    if token_use == "id":
+        claims.update({"aud": COGNITO_CLIENT_ID, "cognito:username": sub or "nobody"})
+        if devices is not None:
+            claims["custom:devices"] = devices
+    else:
+        if devices is not None:
+            raise ValueError("a Cognito access token carries no custom attribute")
+        scopes = ["aws.cognito.signin.user.admin"]
+        claims.update({"client_id": COGNITO_CLIENT_ID, "scope": " ".join(scopes)})
+    return {"jwt": {"claims": claims, "scopes": scopes}}
+
+
+def cognito_sign_in(
+    sub: str, groups: tuple[str, ...] | list[str], devices: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ID token's and the access token's authorizers of one Cognito sign-in."""
+    return (
+        cognito_authorizer(sub, groups, devices=devices),
+        cognito_authorizer(sub, groups, token_use="access"),
+    )
+
+
+def iam_authorizer(arn: str) -> dict[str, Any]:
+    """``requestContext.authorizer`` of a request API Gateway's IAM authorizer verified: an
+    IAM user's ARN, or a role session's (``arn:aws:sts::<account>:assumed-role/<role>/<session
+    name>``, whose ``userId`` is ``<role id>:<session name>``)."""
+    authorizer: dict[str, Any] = sample("apigw_http_v2.json")["requestContext"]["authorizer"]
+    iam = authorizer["iam"]
+    iam["userArn"] = arn
+    if ":assumed-role/" in arn:
+        session = arn.rsplit("/", 1)[1]
+        iam["userId"] = iam["callerId"] = f"AROAEXAMPLEROLEID0000:{session}"
+        iam["accessKey"] = "ASIAIOSFODNN7EXAMPLE"
+    return authorizer

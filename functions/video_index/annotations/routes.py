@@ -40,6 +40,7 @@ from video_index.annotations.shapes import (
 from video_index.api import params
 from video_index.api.caller import current_caller
 from video_index.api.context import optional_service
+from video_index.api.cursors import opened, sealed
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
 from video_index.core.contract import ENV_ANNOTATIONS_TABLE
@@ -120,11 +121,19 @@ def list_annotations(
 ) -> AnnotationPageOut:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
+    purpose = f"annotations/{device}"
     page = _annotations().window(
-        device, start_ms, end_ms, status=status, tag=tag, limit=limit, cursor=cursor
+        device,
+        start_ms,
+        end_ms,
+        status=status,
+        tag=tag,
+        limit=limit,
+        cursor=opened(cursor, purpose),
     )
     return AnnotationPageOut(
-        items=[annotation_out(a) for a in page.items], next_cursor=page.next_cursor
+        items=[annotation_out(a) for a in page.items],
+        next_cursor=sealed(page.next_cursor, purpose),
     )
 
 
@@ -187,5 +196,9 @@ def annotation_history(
 ) -> HistoryOut:
     device = params.device(device)
     annotation_id = check_annotation_id(annotation_id)
-    page = _annotations().history(device, annotation_id, limit=limit, cursor=cursor)
-    return HistoryOut(items=[version_out(a) for a in page.items], next_cursor=page.next_cursor)
+    purpose = f"history/{device}/{annotation_id}"
+    position = opened(cursor, purpose)
+    page = _annotations().history(device, annotation_id, limit=limit, cursor=position)
+    return HistoryOut(
+        items=[version_out(a) for a in page.items], next_cursor=sealed(page.next_cursor, purpose)
+    )

@@ -5,16 +5,18 @@ or ``public()``, :mod:`video_index.core.access`). :func:`refusal` finds the rout
 resolver will call (in the resolver's own route table), builds the caller from the
 identity API Gateway verified, and answers
 
-* 401 without a verified caller (or for a token without ``sub``), 403 below the route's
-  role, 404 ``no such device`` for a ``{device}`` outside the caller's scope (the same
-  answer whether that device exists or not);
+* 401 without a verified caller (or for a token without ``sub``, or a Cognito token of
+  the kind the access policy does not take), 403 below the route's role, 404 ``no such
+  device`` for a ``{device}`` outside the caller's scope (the same answer whether that
+  device exists or not);
 * otherwise hands the caller to the route
   (:func:`video_index.api.caller.current_caller`), and :func:`finish` marks the
   answer of every authorized route ``Cache-Control: no-store`` (they carry presigned
   URLs, footage metadata, or both).
 
-A route without a rule is refused (403): forgetting one fails closed, and the test
-generated from the OpenAPI document (tests/api/test_access_matrix.py) names it. A
+A route without a rule is refused (403): forgetting one fails closed, and the access
+matrix test (tests/api/test_access_matrix.py), whose hand-written table must name every
+route of the OpenAPI document, names it. A
 middleware (:func:`backstop`) refuses any route the decision did not see.
 """
 
@@ -35,15 +37,13 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from video_index.api.caller import set_caller
 from video_index.core.access import (
     ACCESS_EXTENSION,
-    DEFAULT_POLICY,
     ENV_ACCESS_POLICY,
     AccessDenied,
-    AccessPolicy,
     Forbidden,
     Rule,
-    caller_from_event,
     decide,
 )
+from video_index.core.access_policy import DEFAULT_POLICY, AccessPolicy, caller_from_event
 from video_index.core.errors import ConfigurationError
 
 #: The answer for a device outside the caller's scope.

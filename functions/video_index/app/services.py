@@ -17,11 +17,14 @@ from video_index.annotations.service import Annotations
 from video_index.annotations.store import AnnotationStore
 from video_index.api import context
 from video_index.api.context import Presign
+from video_index.api.cursors import CursorKey
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
+from video_index.aws.secrets import reader
 from video_index.aws.store import build_store
-from video_index.core.contract import ENV_EXPORT_QUEUE_URL
+from video_index.core.contract import ENV_CURSOR_KEY_SECRET, ENV_EXPORT_QUEUE_URL
+from video_index.core.cursors import key_from_secret
 from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.deletion.jobs import DeletionJobs
@@ -52,6 +55,8 @@ class ApiServices:
     holds: Holds | None = None
     #: Pictures of moments (the media function's frame route; here for ``video-index local``).
     frames: Frames | None = None
+    #: The key page cursors are sealed with (docs/api.md#pages-and-cursors).
+    cursor_key: CursorKey | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -73,6 +78,7 @@ class ApiServices:
                     Annotations: self.annotations,
                     DeletionJobs: self.deletions,
                     Holds: self.holds,
+                    CursorKey: self.cursor_key,
                 }
             )
         return self._by_type
@@ -113,7 +119,25 @@ def build_api_services(
         annotations=build_annotations(settings, clients, queries, clock),
         deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
         holds=build_holds(settings, clients, clock),
+        cursor_key=cursor_key(settings, clients),
     )
+
+
+def cursor_key(settings: Settings, clients: Clients) -> CursorKey:
+    """The cursor key, derived from the secret ``VIDEO_INDEX_CURSOR_KEY_SECRET`` names when a
+    request first needs it. Without the setting, such a request is refused naming it: a
+    cursor is never handed out unsealed."""
+    secret_id = settings.cursor_key_secret
+    if not secret_id:
+
+        def missing() -> bytes:
+            raise ConfigurationError(
+                f"{ENV_CURSOR_KEY_SECRET} is not set: page cursors cannot be sealed"
+            )
+
+        return CursorKey(missing)
+    read = reader(clients.secretsmanager)
+    return CursorKey(lambda: key_from_secret(read(secret_id)))
 
 
 def build_annotations(

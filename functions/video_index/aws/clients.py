@@ -28,6 +28,10 @@ class Clients:
     dynamodb: Any
     s3: Any
     sqs: Any
+    #: Secrets Manager (the API's cursor key); None: one of the default session, made on
+    #: first use (:func:`video_index.aws.secrets.reader`), so no function pays for it at
+    #: start.
+    secretsmanager: Any = None
 
     @classmethod
     def default(cls, session: boto3.session.Session | None = None) -> Clients:

@@ -74,6 +74,9 @@ ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
 #: Per-kind JSON objects: when a camera is silent, how long each kind is kept.
 ENV_SILENT_AFTER_SECONDS: Final = "VIDEO_INDEX_SILENT_AFTER_SECONDS"
 ENV_RETENTION_DAYS: Final = "VIDEO_INDEX_RETENTION_DAYS"
+#: The API's page cursors are sealed with a key derived from this secret (its ARN or name,
+#: docs/api.md#pages-and-cursors).
+ENV_CURSOR_KEY_SECRET: Final = "VIDEO_INDEX_CURSOR_KEY_SECRET"
 #: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
 ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
 ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"

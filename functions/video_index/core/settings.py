@@ -10,6 +10,7 @@ from typing import Final
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
@@ -79,6 +80,8 @@ class Settings:
     retention_days: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_RETENTION_DAYS))
     #: Evidence holds (docs/holds.md).
     holds_table: str | None = None
+    #: The secret the API's page cursors are sealed with (docs/api.md#pages-and-cursors).
+    cursor_key_secret: str | None = None
 
     @classmethod
     def from_env(
@@ -120,6 +123,7 @@ class Settings:
                 env.get(ENV_RETENTION_DAYS), DEFAULT_RETENTION_DAYS, ENV_RETENTION_DAYS
             ),
             holds_table=env.get(ENV_HOLDS_TABLE) or None,
+            cursor_key_secret=env.get(ENV_CURSOR_KEY_SECRET) or None,
         )
 
 

@@ -62,9 +62,11 @@ def client(
 
 
 def local_clients(session: boto3.session.Session, *, s3: str, sqs: str, dynamodb: str) -> Clients:
-    """The clients ingest and the API use, pointed at the local endpoints."""
+    """The clients ingest and the API use, pointed at the local endpoints (Secrets Manager:
+    the moto server's, as S3's)."""
     return Clients(
         dynamodb=client(session, "dynamodb", dynamodb),
         s3=client(session, "s3", s3),
         sqs=client(session, "sqs", sqs),
+        secretsmanager=client(session, "secretsmanager", s3),
     )

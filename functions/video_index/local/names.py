@@ -25,3 +25,5 @@ class LocalNames:
     holds_table: str = "video-index-holds"
     deletion_queue: str = "video-index-deletions"
     deletion_dlq: str = "video-index-deletions-dlq"
+    #: The secret the API's page cursors are sealed with (random per stack).
+    cursor_key_secret: str = "video-index-cursor-key"

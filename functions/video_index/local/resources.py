@@ -9,6 +9,7 @@ from the same modules the stack reads (``core.queue_settings``, ``core.contract`
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any, Final
 
 from video_index.core.contract import INDEXED_PREFIX
@@ -91,3 +92,10 @@ def create_bucket(s3: Any, sqs: Any, bucket: str, queue_url: str) -> None:
             ]
         },
     )
+
+
+def create_cursor_key_secret(secretsmanager: Any, name: str) -> str:
+    """The secret the API seals its page cursors with, as the stack makes it (64 random
+    letters and digits, new for each stack): its ARN."""
+    value = secrets.token_hex(32)
+    return str(secretsmanager.create_secret(Name=name, SecretString=value)["ARN"])

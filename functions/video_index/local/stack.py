@@ -252,6 +252,11 @@ class LocalStack:
         )
         queues = self._create_resources()
         self._start_cameras(moto.endpoint)
+        from video_index.local.resources import create_cursor_key_secret
+
+        cursor_key_secret = create_cursor_key_secret(
+            self.clients.secretsmanager, self.names.cursor_key_secret
+        )
         self.settings = Settings(
             bucket=self.names.bucket,
             table=self.names.table,
@@ -262,6 +267,7 @@ class LocalStack:
             deletions_table=self.names.deletions_table,
             holds_table=self.names.holds_table,
             deletion_queue_url=queues["deletion_queue_url"],
+            cursor_key_secret=cursor_key_secret,
             **self.settings_overrides,
         )
         self._start_workers(dynamodb_endpoint)

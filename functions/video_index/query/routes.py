@@ -19,6 +19,7 @@ from video_index.annotations.shapes import annotation_out
 from video_index.api import params
 from video_index.api.caller import current_caller
 from video_index.api.context import Presign, optional_service, service
+from video_index.api.cursors import opened, sealed
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
 from video_index.core.errors import BadInput
@@ -132,14 +133,16 @@ def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
     queries = service(Queries)
-    names, next_cursor = queries.devices(limit, cursor)
+    names, position = queries.devices(limit, opened(cursor, "devices"))
     retired = queries.retired()
-    # Only the caller's devices: a page may hold fewer than ``limit`` (docs/access.md).
+    # Only the caller's devices: a page may hold fewer than ``limit`` (docs/access.md). The
+    # position is the last name read, maybe one the caller may not see: sealed, it is
+    # opaque (docs/api.md#pages-and-cursors).
     caller = current_caller()
     names = [name for name in names if caller.sees(name)]
     return DevicePage(
         items=[_totals_out(name, queries.device_totals(name), name in retired) for name in names],
-        next_cursor=next_cursor,
+        next_cursor=sealed(position, "devices"),
     )
 
 
@@ -249,7 +252,9 @@ def list_segments(
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
     kinds = params.kinds(kind, KINDS)
     queries = service(Queries)
-    page = queries.segments_page(device, kinds, start_ms, end_ms, limit, cursor)
+    purpose = f"segments/{device}"
+    position = opened(cursor, purpose)
+    page = queries.segments_page(device, kinds, start_ms, end_ms, limit, position)
     joined = _joined(device, page.items)
     items: list[SegmentOut] = []
     used = 0
@@ -258,10 +263,10 @@ def list_segments(
         used += answer_bytes(item.model_dump(mode="json")) + 1
         if used > PAGE_BUDGET_BYTES and items:
             # Heavy annotations: a shorter page of the entries built so far, with its cursor.
-            shorter = queries.segments_page(device, kinds, start_ms, end_ms, len(items), cursor)
-            return SegmentPage(items=items, next_cursor=shorter.next_cursor)
+            shorter = queries.segments_page(device, kinds, start_ms, end_ms, len(items), position)
+            return SegmentPage(items=items, next_cursor=sealed(shorter.next_cursor, purpose))
         items.append(item)
-    return SegmentPage(items=items, next_cursor=page.next_cursor)
+    return SegmentPage(items=items, next_cursor=sealed(page.next_cursor, purpose))
 
 
 @router.get(
@@ -330,10 +335,11 @@ def list_overlays(
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, MAX_WINDOW_MS)
     queries, presign = service(Queries), service(Presign)
+    purpose = f"overlays/{device}"
     page = queries.segments_page(
-        device, params.kinds(kind, OVERLAY_KINDS), start_ms, end_ms, limit, cursor
+        device, params.kinds(kind, OVERLAY_KINDS), start_ms, end_ms, limit, opened(cursor, purpose)
     )
     return SegmentPage(
         items=[_segment_out(e, presign(e.key)) for e in page.items],
-        next_cursor=page.next_cursor,
+        next_cursor=sealed(page.next_cursor, purpose),
     )

@@ -27,6 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
+from video_index.core.access import ENV_ACCESS_POLICY
+from video_index.core.access_policy import ACCESS_TOKEN, DEFAULT_POLICY, ID_TOKEN, AccessPolicy
 from video_index.core.contract import (
     ENV_VIEWER_CONNECT_ORIGINS,
     ENV_VIEWER_OIDC_CLIENT_ID,
@@ -162,13 +164,19 @@ def static_names() -> frozenset[str]:
 
 
 def page_config(environ: Mapping[str, str] | None = None) -> dict[str, object]:
-    """What the page needs to know at run time: how to sign in. Nothing secret: an OIDC
+    """What the page needs to know at run time: how to sign in, and which of the tokens a
+    sign-in gives to send (``token``: the one the access policy's ``token_use`` names, the
+    ID token unless it names the access token, docs/access.md). Nothing secret: an OIDC
     public client (authorization code with PKCE) has no secret."""
     env = os.environ if environ is None else environ
     issuer = env.get(ENV_VIEWER_OIDC_ISSUER) or None
     client_id = env.get(ENV_VIEWER_OIDC_CLIENT_ID) or None
-    oidc = {"issuer": issuer, "client_id": client_id} if issuer and client_id else None
-    return {"oidc": oidc}
+    if not (issuer and client_id):
+        return {"oidc": None}
+    policy = env.get(ENV_ACCESS_POLICY)
+    token_use = AccessPolicy.from_json(policy).token_use if policy else DEFAULT_POLICY.token_use
+    token = ACCESS_TOKEN if token_use == ACCESS_TOKEN else ID_TOKEN
+    return {"oidc": {"issuer": issuer, "client_id": client_id, "token": token}}
 
 
 @cache

@@ -122,10 +122,13 @@ export async function completeLogin(oidc) {
   });
   if (!response.ok) throw new Error(`the identity provider refused the login (${response.status})`);
   const tokens = await response.json();
-  // The API's JWT authorizer checks `aud` (or `client_id`): an access token that is a JWT,
-  // else the ID token, whose audience is this client.
-  const chosen = claims(tokens.access_token) ? tokens.access_token : tokens.id_token;
-  if (!chosen) throw new Error("the identity provider gave no usable token");
+  // The token the API takes (its access policy's token_use, docs/access.md): the ID token,
+  // which carries the user's attributes (the device scope, custom:devices), unless the
+  // deployment takes access tokens. Never the other one: a Cognito access token has the
+  // groups but not the scope, and the API refuses it where it expects the ID token.
+  const kind = oidc.token === "access" ? "access" : "id";
+  const chosen = kind === "access" ? tokens.access_token : tokens.id_token;
+  if (!claims(chosen)) throw new Error(`the identity provider gave no ${kind} token`);
   setToken(chosen);
   return true;
 }
