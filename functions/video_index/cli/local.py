@@ -1,11 +1,14 @@
 """``video-index local``: the system on one machine (docs/local.md).
 
 ``video-index local [--ready-file PATH] [--dynamodb-endpoint URL] [--api-port N]
-[--visibility-timeout S] [--bucket …] [--table …] [--annotations-table …] [--queue …]
-[--dlq …] [--verbose]`` runs :class:`video_index.local.stack.LocalStack` until
-SIGINT (Ctrl-C) or SIGTERM, then stops everything and removes the ready file.
-Exit codes: 0 after a clean shutdown, 1 the stack failed (an endpoint that does not
-answer included), 2 bad usage.
+[--visibility-timeout S] [--now ISO] [--bucket …] [--table …] [--annotations-table …]
+[--queue …] [--dlq …] [--verbose] [--demo [--once]]`` runs
+:class:`video_index.local.stack.LocalStack` until SIGINT (Ctrl-C) or SIGTERM, then stops
+everything and removes its ready file. The ready file goes to ``--ready-file`` or the
+default place (:mod:`video_index.cli.ready`), where the other commands find it; with
+``--demo`` it is written once the demo's footage is in. Exit codes: 0 after a clean
+shutdown, 1 the stack failed (an endpoint that does not answer included), 2 bad usage
+(another running stack's ready file at the place).
 
 AWS modules are imported inside the handlers, so importing the CLI stays cheap.
 """
@@ -211,8 +214,10 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             phase["starting"] = False  # a second signal must not interrupt the cleanup
             raise _Shutdown(signal.Signals(signum).name)
 
-    ready_file = _ready_file(args.ready_file, console)
-    if ready_file is None:
+    # --demo --once prints and stops: it writes no ready file, so it never competes for one
+    once = args.demo and args.once
+    ready_file = args.ready_file if once else _ready_file(args.ready_file, console)
+    if ready_file is None and not once:
         return EXIT_USAGE
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     started = written = False
@@ -233,6 +238,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             if args.once or outcome != EXIT_OK:
                 return outcome
         # With --demo only now: a command that finds the file finds the demo's footage.
+        assert ready_file is not None
         write_ready_file(ready_file, endpoints)
         written = True
         console.print(Text(f"ready file: {ready_file} (other commands find the stack there)"))
@@ -250,7 +256,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         return EXIT_PROBLEM
     finally:
         phase["starting"] = False
-        if written:
+        if written and ready_file is not None:
             ready_file.unlink(missing_ok=True)
         if started:
             console.print("stopping…")

@@ -21,7 +21,7 @@ from video_index.cli import deployed
 from video_index.cli.console import make_console
 from video_index.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, guarded
 from video_index.cli.reports import print_report
-from video_index.cli.targets import WHERE, add_target, open_stack, stack_name
+from video_index.cli.targets import WHERE, add_target, open_stack, source_of, stack_name
 
 #: Seconds between two looks at a deployed execution.
 DEFAULT_INTERVAL = 5.0
@@ -156,16 +156,6 @@ def _source(parser: argparse.ArgumentParser, *, default: str | None = None) -> N
         help=f"inventory (the newest report under the inventory destination) or list (a "
         f"listing of v1/: small buckets, before any report exists); default: {shown}",
     )
-
-
-def source_of(args: argparse.Namespace) -> str:
-    """The source a job reads S3 from: a manifest's inventory, the one given, else a
-    listing on the local stack (it has no inventory) and the newest inventory elsewhere."""
-    if args.manifest:
-        return "inventory"
-    if args.source:
-        return str(args.source)
-    return "list" if getattr(args, "ready_file", None) is not None else "inventory"
 
 
 def _following(parser: argparse.ArgumentParser, *, follow: bool) -> None:

@@ -104,3 +104,13 @@ def resources(args: argparse.Namespace, required: tuple[str, ...] | None = None)
 
     settings = Settings.from_env() if required is None else Settings.from_env(required=required)
     return Resources(settings, Clients.default(), time.time)
+
+
+def source_of(args: argparse.Namespace) -> str:
+    """The source a job reads S3 from: a manifest's inventory, the one given, else a
+    listing on the local stack (it has no inventory) and the newest inventory elsewhere."""
+    if args.manifest:
+        return "inventory"
+    if args.source:
+        return str(args.source)
+    return "list" if getattr(args, "ready_file", None) is not None else "inventory"
