@@ -139,11 +139,18 @@ def test_the_cli_retires_and_unretires_a_camera(aws: None) -> None:
     import boto3
 
     from video_index.cli.main import main
+    from video_index.core.layout import devices_pk
     from video_index.core.table_schema import create_tables
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_tables(client, "cli-read-model")
     store = ReadModelStore(client, "cli-read-model", tombstone_days=35)
+    # that knows two cameras (their device items, as the aggregation keeps them)
+    for name in ("cam-gone", "cam-back"):
+        client.put_item(
+            TableName="cli-read-model",
+            Item={"pk": {"S": devices_pk(1)}, "sk": {"S": name}, "n:video": {"N": "1"}},
+        )
     # When a camera is retired, another retired then made active again
     assert main(["device", "retire", "cam-gone", "--table", "cli-read-model"]) == 0
     assert main(["device", "retire", "cam-back", "--table", "cli-read-model"]) == 0
@@ -152,3 +159,10 @@ def test_the_cli_retires_and_unretires_a_camera(aws: None) -> None:
     item = store.get("control", "retired") or {}
     assert set(item["devices"]) == {"cam-gone"}
     assert main(["device", "retire", "Bad Name!", "--table", "cli-read-model"]) == 2
+    # And a name the read model does not know is refused as a likely typo (nothing
+    # written), unless --new-device says it is meant
+    assert main(["device", "retire", "cam-gonne", "--table", "cli-read-model"]) == 2
+    assert set((store.get("control", "retired") or {})["devices"]) == {"cam-gone"}
+    new = ["device", "retire", "cam-next", "--new-device", "--table", "cli-read-model"]
+    assert main(new) == 0
+    assert set((store.get("control", "retired") or {})["devices"]) == {"cam-gone", "cam-next"}
