@@ -149,9 +149,11 @@ def _holds(args: argparse.Namespace) -> Holds:
         return Holds(HoldStore(opened.client("dynamodb"), table))
     table = args.table or os.environ.get(ENV_HOLDS_TABLE)
     if not table:
+        from video_index.cli.ready import missing_target_note
+
         raise ConfigurationError(
             f"say which holds table: --stack NAME, --ready-file PATH, --table NAME or "
-            f"{ENV_HOLDS_TABLE}"
+            f"{ENV_HOLDS_TABLE}; {missing_target_note()}"
         )
     return Holds(HoldStore(new_session().client("dynamodb"), table))
 

@@ -100,9 +100,17 @@ def resources(args: argparse.Namespace, required: tuple[str, ...] | None = None)
         stack = open_stack(name)
         return Resources(stack.settings(), stack.clients(), time.time)
     from video_index.aws.clients import Clients
+    from video_index.cli.ready import missing_target_note
+    from video_index.core.errors import ConfigurationError
     from video_index.core.settings import Settings
 
-    settings = Settings.from_env() if required is None else Settings.from_env(required=required)
+    try:
+        settings = Settings.from_env() if required is None else Settings.from_env(required=required)
+    except ConfigurationError as exc:
+        raise ConfigurationError(
+            f"say where: --stack NAME, --ready-file PATH, or the VIDEO_INDEX_* variables "
+            f"({exc}); {missing_target_note()}"
+        ) from None
     return Resources(settings, Clients.default(), time.time)
 
 
