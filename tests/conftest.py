@@ -10,6 +10,7 @@ a second engine to every engine-parametrized test (docs/testing.md).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
 # Tests never reach real AWS: fake credentials, a fixed region, no X-Ray.
 for _name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
     os.environ.pop(_name, None)
+# Commands never find a developer's running `video-index local` by itself: the default
+# ready file (docs/local.md#the-ready-file) is a path of this run's own, empty until a test
+# writes it (each test that starts a stack passes its own).
+os.environ["VIDEO_INDEX_READY_FILE"] = os.path.join(
+    tempfile.mkdtemp(prefix="video-index-tests-"), "ready.json"
+)
 os.environ.update(
     AWS_ACCESS_KEY_ID="testing",
     AWS_SECRET_ACCESS_KEY="testing",

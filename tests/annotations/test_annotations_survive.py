@@ -131,7 +131,7 @@ def test_annotate_add_list_export_and_an_idempotent_import(
 ) -> None:
     device = "cam-cli"
     # Given two annotations added from the command line
-    base = ["annotate", "add", "--device", device, "--by", "ops"]
+    base = ["annotate", "add", "--device", device, "--new-device", "--by", "ops"]
     span = ["--from", "2026-11-30T10:00:00Z", "--to", "2026-11-30T11:00:00Z"]
     assert _cli(stack, *base, *span, "--description", "eins", "--tag", "a", "--json") == 0
     first = json.loads(capsys.readouterr().out)
@@ -142,7 +142,7 @@ def test_annotate_add_list_export_and_an_idempotent_import(
     assert _cli(stack, *base, *span, "--tag", "Nope") == 2
     assert "tags[0]" in capsys.readouterr().out
     # When they are listed and exported
-    assert _cli(stack, "annotate", "list", "--device", device, *span, "--json") == 0
+    assert _cli(stack, "annotate", "list", "--device", device, "--new-device", *span, "--json") == 0
     out = capsys.readouterr().out
     listed_ids = [json.loads(line)["annotation_id"] for line in out.splitlines()]
     assert sorted(listed_ids) == sorted([first["annotation_id"], second["annotation_id"]])

@@ -107,7 +107,7 @@ def test_a_deletion_over_devices_and_a_year_runs_on_the_bulk_machine(
     code = main(
         ["delete", "--stack", "vi", "--device", "cam-a", "--device", "cam-b", "--from",
          "2025-01-01T00:00:00Z", "--to", "2026-01-01T00:00:00Z", "--erase", "--by", "ops-ann",
-         "--interval", "0"]
+         "--interval", "0", "--new-device"]
     )  # fmt: skip
     # Then the bulk deletion machine got both devices and the whole window, in epoch ms
     assert code == EXIT_OK

@@ -12,10 +12,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from video_index.cli.main import main
 from video_index.core.keys import parse_key, segment_id
+from worlds.media import clip, fmp4_with
 
 VALID = "v1/video/cam-001/2026/11/30/12/20261130T120000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
 #: Folder hour 13, start 12:00: breaks the "folders agree with start" rule.
@@ -138,8 +141,9 @@ def test_key_check_without_keys_is_a_usage_error(capsys: pytest.CaptureFixture[s
 
 @pytest.fixture
 def segment_file(tmp_path: Path) -> Path:
+    """A fragmented MP4 (what upload stores as it is)."""
     path = tmp_path / "segment-0001.mp4"
-    path.write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 4)
+    path.write_bytes(fmp4_with(bytes(range(256)) * 4))
     return path
 
 
@@ -259,9 +263,9 @@ def test_key_make_missing_file_exits_2_naming_file(
 def test_key_make_file_extension_must_suit_the_kind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Given a video file without an extension
+    # Given a video file (MPEG-TS) without an extension
     path = tmp_path / "segment"
-    path.write_bytes(b"video")
+    path.write_bytes(clip("ts"))
 
     # When key make runs without --ext, then with it
     without = main(make_args(path))
@@ -273,6 +277,46 @@ def test_key_make_file_extension_must_suit_the_kind(
     assert "--ext" in err
     assert with_ext == 0
     assert capsys.readouterr().out.strip().endswith(".ts")
+
+
+def test_key_make_refuses_what_upload_refuses_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a .mp4 file that is no MP4
+    path = tmp_path / "segment.mp4"
+    path.write_bytes(b"not a video at all")
+    # When its key is asked for
+    code = main(make_args(path))
+    # Then it is refused like the upload would refuse it, naming FILE
+    assert code == 2
+    assert "argument FILE:" in capsys.readouterr().err
+
+
+def test_key_make_of_a_progressive_mp4_is_the_key_upload_stores_it_under(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a progressive MP4 (which upload stores as fragmented MP4) and a bucket on moto
+    path = tmp_path / "motion.mp4"
+    path.write_bytes(clip("mp4"))
+    monkeypatch.delenv("VIDEO_INDEX_BUCKET", raising=False)
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="keys")
+        # When key make runs, then the file is uploaded, then key make runs with --as-is
+        assert main(make_args(path)) == 0
+        made = capsys.readouterr()
+        assert main(["upload", *make_args(path)[2:], "--bucket", "keys"]) == 0
+        stored = [o["Key"] for o in s3.list_objects_v2(Bucket="keys")["Contents"]]
+        capsys.readouterr()
+        assert main([*make_args(path)[:-1], "--as-is", str(path)]) == 0
+        as_is = capsys.readouterr().out.strip()
+    # Then key make printed the very key the upload stored the file under, and said why
+    # it is not the key of the file's own bytes (which --as-is prints)
+    assert stored == [made.out.strip()]
+    assert "progressive MP4" in made.err and "fragmented" in made.err
+    start = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    assert parse_key(as_is).id == segment_id("video", "cam-001", start, 10000, path.read_bytes())
+    assert as_is != stored[0]
 
 
 # --- the CLI stays light --------------------------------------------------------------------

@@ -169,7 +169,7 @@ def test_windows_are_read_once_per_batch_and_a_new_request_applies_to_the_next_b
 
 
 def test_reconcile_deletes_again_what_a_window_covers_even_where_the_read_model_agrees(
-    setup: Setup,
+    setup: Setup, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given an object inside a window that is in S3 and in the read model (a rebuild
     # projected it before anything deleted it again)
@@ -193,11 +193,19 @@ def test_reconcile_deletes_again_what_a_window_covers_even_where_the_read_model_
         enforcer=setup.enforcer,
     )
     # When reconcile runs dry, it reports the enforcement and changes nothing
-    dry = reconciler.run(setup.objects.list("v1/"), source="list", dry_run=True, force=True)
+    with caplog.at_level("WARNING"):
+        dry = reconciler.run(setup.objects.list("v1/"), source="list", dry_run=True, force=True)
     assert dry.deletions_enforced == 1
     assert setup.indexed(key) and [v.marker for v in versions(setup.world.s3)[key]] == [False]
+    # And what it logs is in the conditional: it deleted nothing (issue 35)
+    said = [r.getMessage() for r in caplog.records if "deletion window" in r.getMessage()]
+    assert said == ["object inside a recorded deletion window would be deleted again (dry run)"]
+    caplog.clear()
     # When it runs, the object is deleted again and its entry removed; the rest stays
-    report = reconciler.run(setup.objects.list("v1/"), source="list", force=True)
+    with caplog.at_level("WARNING"):
+        report = reconciler.run(setup.objects.list("v1/"), source="list", force=True)
+    said = [r.getMessage() for r in caplog.records if "deletion window" in r.getMessage()]
+    assert said == ["object inside a recorded deletion window deleted again"]
     assert report.deletions_enforced == 1 and report.entries_removed == 1
     assert [v.marker for v in versions(setup.world.s3)[key]] == [True, False]
     assert not setup.indexed(key) and setup.indexed(outside)

@@ -168,6 +168,28 @@ def test_a_running_job_writes_its_progress_now_and_then(world: ApiWorld) -> None
     assert done.state is ExportState.DONE and done.progress == 1.0 and writes[-1] == 1.0
 
 
+def test_a_job_stopped_by_ctrl_c_reads_interrupted_and_runs_again(world: ApiWorld) -> None:
+    # Given a job over two files, run by `video-index export` in its own process
+    for second in (0, 2):
+        world.put("video", DEVICE, at(29, 10, 0, second), 2_000, media="ts")
+    exports = Exports(ObjectStore(world.s3, ev.BUCKET), enqueue=lambda _: None, max_bytes=10**7)
+    entries = list(world.services.queries.window_entries(DEVICE, "video", *_ms_window()))
+    job = exports.create(DEVICE, *_ms_window(), entries)
+
+    def ctrl_c(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    # When Ctrl-C comes while the first file is joined
+    with pytest.raises(KeyboardInterrupt):
+        exports.run(job.export_id, progress=ctrl_c)
+    # Then the job reads interrupted, with the reason, and no clip was stored
+    stopped = exports.get(job.export_id)
+    assert (stopped.state, stopped.error) == (ExportState.INTERRUPTED, "stopped by Ctrl-C")
+    # And running it again makes the clip
+    done = exports.run(job.export_id)
+    assert (done.state, done.error) == (ExportState.DONE, None)
+
+
 def _ms_window() -> tuple[int, int]:
     return int(at(29, 10).timestamp() * 1000), int(at(29, 11).timestamp() * 1000)
 

@@ -206,3 +206,63 @@ def test_a_second_rebuild_cannot_start_and_abort_keeps_the_current_generation(
     assert (status.current, status.building, status.phase) == (1, None, "aborted")
     assert setup.video_count() == INITIAL
     assert not [i for i in scan_items(setup.dynamodb, setup.table) if i["pk"].startswith("g2#")]
+
+
+def _stop_at(moment: str) -> Any:
+    """A wait of the in-process run that is Ctrl-C'd at ``moment`` and passes the other."""
+
+    def wait(what: str, seconds: float) -> None:
+        if what == moment:
+            raise KeyboardInterrupt
+
+    return wait
+
+
+def _generation_items(setup: Setup, generation: int) -> int:
+    items = scan_items(setup.dynamodb, setup.table)
+    return len([i for i in items if i["pk"].startswith(f"g{generation}#")])
+
+
+def test_ctrl_c_before_the_switch_reads_interrupted_and_the_current_generation_serves(
+    setup: Setup,
+) -> None:
+    # When the in-process rebuild is stopped by Ctrl-C while it settles
+    with pytest.raises(KeyboardInterrupt):
+        setup.rebuilder.run(settle_seconds=60, wait=_stop_at("settle"))
+    # Then its phase reads interrupted, never a failure, and says what it left
+    status = setup.rebuilder.status()
+    assert (status.phase, status.current, status.building) == ("interrupted", 1, None)
+    assert status.error == (
+        "stopped by Ctrl-C before the switch: generation 1 keeps serving, what was built is dropped"
+    )
+    # And generation 1 serves, whole; nothing of generation 2 is left
+    assert setup.video_count() == INITIAL
+    assert _generation_items(setup, 2) == 0
+    # And a new rebuild may start
+    assert setup.rebuilder.run(settle_seconds=0, drop_grace_seconds=0).current == 2
+
+
+def test_ctrl_c_after_the_switch_reads_interrupted_and_the_new_generation_serves(
+    setup: Setup,
+) -> None:
+    # When the rebuild is stopped by Ctrl-C during the grace before the drop
+    with pytest.raises(KeyboardInterrupt):
+        setup.rebuilder.run(settle_seconds=0, wait=_stop_at("drop-grace"))
+    # Then generation 2 serves, generation 1 is still there (not dropped), and it says so
+    status = setup.rebuilder.status()
+    assert (status.phase, status.current, status.previous) == ("interrupted", 2, 1)
+    assert status.error == (
+        "stopped by Ctrl-C after the switch: generation 2 serves, generation 1 was not dropped"
+    )
+    assert setup.video_count() == INITIAL
+    assert _generation_items(setup, 1) > 0
+
+
+def test_a_failure_without_words_is_named_by_its_type(setup: Setup) -> None:
+    def broken(status: Any) -> None:
+        raise RuntimeError
+
+    with pytest.raises(RuntimeError):
+        setup.rebuilder.run(settle_seconds=0, progress=broken)
+    status = setup.rebuilder.status()
+    assert (status.phase, status.error) == ("aborted", "failed: RuntimeError")

@@ -33,18 +33,39 @@ def item(device: str, **last: datetime) -> dict[str, Any]:
 
 
 def test_a_kind_is_silent_once_its_threshold_has_passed_since_its_last_start() -> None:
-    last = {"video": ms(T0), "sensor": ms(T0)}
-    # Given video and sensor files that last started at T0
+    last = {"video": ms(T0)}
+    # Given video files that last started at T0
     # When it is 5 minutes later exactly, then 5 minutes and 1 ms later
     at_threshold = silent_since_ms(last, ms(T0 + timedelta(minutes=5)), THRESHOLDS)
     after = silent_since_ms(last, ms(T0 + timedelta(minutes=5)) + 1, THRESHOLDS)
     # Then it is not silent yet at the threshold, silent since T0 + 5 min after it
     assert at_threshold is None
     assert after == ms(T0 + timedelta(minutes=5))
-    # And an hour later the device is silent since its earliest silence (video's)
-    assert silent_since_ms(last, ms(T0 + timedelta(hours=1)), THRESHOLDS) == ms(
-        T0 + timedelta(minutes=5)
-    )
+
+
+# (the kinds' last starts, minutes after T0 at which it is asked) → silent since, minutes
+# after T0, worked out by hand: video falls silent 5 min after its last start, sensor 15.
+DEVICE_SILENCE = [
+    # video and sensor both at T0: silent once the sensor is too (T0 + 15), not before
+    ({"video": 0, "sensor": 0}, 10, None),
+    ({"video": 0, "sensor": 0}, 16, 15),
+    # a sensor that stopped a day ago while the video is recent: not a silent camera
+    ({"video": 58, "sensor": -24 * 60}, 60, None),
+    # both stopped: since the later of the two silences (video's, T0 + 35)
+    ({"video": 30, "sensor": -24 * 60}, 60, 35),
+    # analysis has no check (0): it neither keeps a camera loud nor makes it silent
+    ({"video": 0, "analysis": 59}, 60, 5),
+    ({"analysis": 0}, 60, None),
+]
+
+
+@pytest.mark.parametrize(("starts", "asked", "since"), DEVICE_SILENCE)
+def test_a_device_is_silent_when_every_kind_it_uploads_is(
+    starts: dict[str, int], asked: int, since: int | None
+) -> None:
+    last = {kind: ms(T0 + timedelta(minutes=m)) for kind, m in starts.items()}
+    found = silent_since_ms(last, ms(T0 + timedelta(minutes=asked)), THRESHOLDS)
+    assert found == (None if since is None else ms(T0 + timedelta(minutes=since)))
 
 
 def test_retired_devices_kinds_without_threshold_and_kinds_never_seen_are_never_silent() -> None:
@@ -59,7 +80,7 @@ def test_the_check_lists_silent_devices_oldest_first_and_skips_the_retired() -> 
     items = [
         item("cam-live", video=T0 + timedelta(minutes=59)),
         item("cam-late", video=T0 + timedelta(minutes=30)),
-        item("cam-gone", video=T0, sensor=T0),
+        item("cam-gone", video=T0, sensor=T0 - timedelta(minutes=10)),
         item("cam-old", video=T0 - timedelta(days=30)),
     ]
     # When the check runs at T0 + 1 h
@@ -118,11 +139,18 @@ def test_the_cli_retires_and_unretires_a_camera(aws: None) -> None:
     import boto3
 
     from video_index.cli.main import main
+    from video_index.core.layout import devices_pk
     from video_index.core.table_schema import create_tables
 
     client = boto3.client("dynamodb", region_name="us-east-1")
     create_tables(client, "cli-read-model")
     store = ReadModelStore(client, "cli-read-model", tombstone_days=35)
+    # that knows two cameras (their device items, as the aggregation keeps them)
+    for name in ("cam-gone", "cam-back"):
+        client.put_item(
+            TableName="cli-read-model",
+            Item={"pk": {"S": devices_pk(1)}, "sk": {"S": name}, "n:video": {"N": "1"}},
+        )
     # When a camera is retired, another retired then made active again
     assert main(["device", "retire", "cam-gone", "--table", "cli-read-model"]) == 0
     assert main(["device", "retire", "cam-back", "--table", "cli-read-model"]) == 0
@@ -131,3 +159,10 @@ def test_the_cli_retires_and_unretires_a_camera(aws: None) -> None:
     item = store.get("control", "retired") or {}
     assert set(item["devices"]) == {"cam-gone"}
     assert main(["device", "retire", "Bad Name!", "--table", "cli-read-model"]) == 2
+    # And a name the read model does not know is refused as a likely typo (nothing
+    # written), unless --new-device says it is meant
+    assert main(["device", "retire", "cam-gonne", "--table", "cli-read-model"]) == 2
+    assert set((store.get("control", "retired") or {})["devices"]) == {"cam-gone"}
+    new = ["device", "retire", "cam-next", "--new-device", "--table", "cli-read-model"]
+    assert main(new) == 0
+    assert set((store.get("control", "retired") or {})["devices"]) == {"cam-gone", "cam-next"}

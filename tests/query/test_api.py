@@ -60,7 +60,8 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
                 "silent_since": iso(at(29, 10, 5, 10)),  # + 300 s
             },
         },
-        "silent_since": iso(at(29, 10, 5, 10)),
+        # the device: once both kinds are silent, since the later of the two
+        "silent_since": iso(at(29, 10, 20)),
         "retired": False,
     }
     status, page1, _ = world.get("/devices", q(limit=1))

@@ -157,7 +157,7 @@ def sleeps() -> Sleeps:
 def cli_client(monkeypatch: pytest.MonkeyPatch, s3: Any, sleeps: Sleeps) -> ScriptedClient:
     """The client (and sleep) the CLI uses: moto, scriptable, never really sleeping."""
     client = ScriptedClient(s3)
-    monkeypatch.setattr(upload_cli, "_s3_client", lambda: client)
+    monkeypatch.setattr(upload_cli, "_s3_client", lambda *_: client)
     monkeypatch.setattr(upload_cli, "_sleep", sleeps)
     return client
 

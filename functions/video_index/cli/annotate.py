@@ -1,35 +1,19 @@
-"""``video-index annotate add|list|export|import``: annotations from the command line.
-
-    video-index annotate add --device D (--segment NAME [--kind K] | --from ISO --to ISO)
-        [--description TEXT] [--status pending|approved|rejected] [--tag T]... [--by NAME]
-    video-index annotate list --device D --from ISO --to ISO [--status S] [--tag T] [--json]
-    video-index annotate export [--device D] [--out FILE]
-    video-index annotate import FILE
-
-Each runs in this process with the API's own code (docs/annotations.md). ``export``
-writes JSON Lines, one current annotation per line (every device without
-``--device``); ``import`` reads them back, idempotently by annotation id: a line
-whose version the table holds already is ``unchanged``, one older than the table's
-is ``refused`` (never overwritten). Configuration from the environment
-(``VIDEO_INDEX_BUCKET``, ``VIDEO_INDEX_TABLE``, ``VIDEO_INDEX_ANNOTATIONS_TABLE`` and
-the standard boto3 variables) or, with ``--ready-file``, a running ``video-index local``.
-Exit codes (:mod:`video_index.cli.exits`): 0 done; 1 a line was refused or an id is
-unknown; 2 bad usage or a bad line (nothing imported); 3 AWS unavailable.
-"""
+"""``video-index annotate add|list|export|import``: annotations from the command line (the
+help text is :data:`DESCRIPTION`)."""
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from video_index.cli.args import device_arg, start_arg
+from video_index.cli.args import BY_HELP, add_window, device_arg, start_arg, who
+from video_index.cli.devices import add_new_device, check_target_device
 from video_index.cli.exits import EXIT_OK, guarded
 from video_index.cli.jsonl import (
     add_transfer_parsers,
@@ -45,25 +29,62 @@ if TYPE_CHECKING:
 _STATUSES = ("pending", "approved", "rejected")
 
 
+DESCRIPTION: Final = """\
+Annotations: what people decide about footage (docs/annotations.md).
+
+  video-index annotate add --device D (--segment NAME [--kind K] | --from ISO --to ISO)
+      [--description TEXT] [--status pending|approved|rejected] [--tag T]... [--by NAME]
+  video-index annotate list --device D --from ISO --to ISO [--status S] [--tag T] [--json]
+  video-index annotate export [--device D] [--out FILE]
+  video-index annotate import FILE
+
+Each runs in this process with the API's own code. export writes JSON Lines, one current
+annotation per line (every device without --device); import reads them back,
+idempotently by annotation id: a line whose version the table holds already is
+unchanged, one older than the table's is refused (never overwritten). Who made a change
+is --by, else cli:<login name>. Configuration: a running video-index local (--ready-file,
+found by itself at its default place) or VIDEO_INDEX_BUCKET, VIDEO_INDEX_TABLE,
+VIDEO_INDEX_ANNOTATIONS_TABLE and the usual boto3 configuration.
+
+Exit codes: 0 done; 1 a line was refused or an id is unknown; 2 bad usage, an unknown
+device or a bad line (nothing imported); 3 AWS unavailable.
+"""
+
+
 def register(commands: Any) -> None:
     annotate = commands.add_parser(
         "annotate",
         help="annotations: add, list, export to JSON Lines, import from JSON Lines",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = annotate.add_subparsers(dest="annotate_command", metavar="ACTION", required=True)
 
-    add = actions.add_parser("add", help="annotate a segment or a time range of a device")
-    add.add_argument("--device", required=True, type=device_arg)
+    add = actions.add_parser(
+        "add",
+        help="annotate a segment or a time range of a device",
+        description="Annotate one segment (--segment) or a time range (--from, --to) of a "
+        "device, with a description, a status and tags.",
+    )
+    add.add_argument(
+        "--device", required=True, type=device_arg, help="the camera's name, as in its keys"
+    )
     target = add.add_mutually_exclusive_group(required=True)
     target.add_argument(
         "--segment",
         metavar="NAME",
         help="the segment's key file name (an entry's name: <start>_<duration>_<id>.<ext>)",
     )
-    target.add_argument("--from", dest="start", type=start_arg, metavar="ISO")
-    add.add_argument("--to", dest="end", type=start_arg, metavar="ISO")
+    target.add_argument(
+        "--from",
+        dest="start",
+        type=start_arg,
+        metavar="ISO",
+        help="start of the range, ISO 8601 with a time zone (with --to)",
+    )
+    add.add_argument(
+        "--to", dest="end", type=start_arg, metavar="ISO", help="end of the range (with --from)"
+    )
     add.add_argument(
         "--kind",
         choices=("video", "sensor", "analysis"),
@@ -71,20 +92,26 @@ def register(commands: Any) -> None:
         help="the segment's kind (with --segment; default video)",
     )
     add.add_argument("--description", default="", help="at most 4,000 characters")
-    add.add_argument("--status", choices=_STATUSES, default="pending")
+    add.add_argument(
+        "--status", choices=_STATUSES, default="pending", help="the review state (default pending)"
+    )
     add.add_argument("--tag", action="append", default=[], help="[a-z0-9-]{1,32}; repeatable")
-    add.add_argument("--by", default=None, help="who annotates (default: your login name)")
+    add.add_argument("--by", default=None, help=BY_HELP)
     add.add_argument("--json", action="store_true", help="print the annotation as JSON")
+    add_new_device(add)
     _target(add)
     add.set_defaults(handler=lambda args, console, parser: _add(args, console, parser), parser=add)
 
-    listing = actions.add_parser("list", help="annotations intersecting a window, by start")
-    listing.add_argument("--device", required=True, type=device_arg)
-    listing.add_argument("--from", dest="start", required=True, type=start_arg, metavar="ISO")
-    listing.add_argument("--to", dest="end", required=True, type=start_arg, metavar="ISO")
-    listing.add_argument("--status", choices=_STATUSES)
-    listing.add_argument("--tag")
+    listing = actions.add_parser(
+        "list",
+        help="annotations intersecting a window, by start",
+        description="List a device's annotations that intersect the window, by start.",
+    )
+    add_window(listing)
+    listing.add_argument("--status", choices=_STATUSES, help="only annotations in this state")
+    listing.add_argument("--tag", help="only annotations with this tag")
     listing.add_argument("--json", action="store_true", help="print JSON Lines")
+    add_new_device(listing)
     _target(listing)
     listing.set_defaults(handler=lambda args, console, _: _list(args, console))
 
@@ -95,7 +122,10 @@ def register(commands: Any) -> None:
 
 def _target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--ready-file", type=Path, help="use the stack a running `video-index local` describes"
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="a running `video-index local` (default: its ready file at the default place)",
     )
 
 
@@ -149,7 +179,8 @@ def _add(args: argparse.Namespace, console: Console, parser: argparse.ArgumentPa
                 }
             )
         )
-        created = _annotations(args).create(args.device, draft, args.by or getpass.getuser())
+        check_target_device(args)
+        created = _annotations(args).create(args.device, draft, who(args))
         if args.json:
             print(json.dumps(as_json(annotation_out(created)), ensure_ascii=False))
         else:
@@ -177,6 +208,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
     def run() -> int:
         from video_index.annotations.shapes import annotation_out, as_json
 
+        check_target_device(args)
         annotations = _annotations(args)
         cursor: str | None = None
         found = []

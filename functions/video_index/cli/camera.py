@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNAVAILABLE
@@ -118,11 +119,20 @@ def register(commands: Any) -> None:
         ("revoke", "deactivate camera NAME's certificates: its next credential request fails"),
         ("rotate", "a new certificate for camera NAME into --out DIR; the old ones deactivated"),
     ):
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(
+            name,
+            help=help_text,
+            description=f"{help_text[0].upper()}{help_text[1:]}. Exit codes: 0 done; 1 the "
+            "camera exists (add) or does not (revoke, rotate); 2 bad usage; 3 AWS refused or "
+            "is unavailable.",
+        )
         where = command.add_mutually_exclusive_group()
         where.add_argument("--stack", metavar="NAME", help=f"the deployed stack (or ${ENV_STACK})")
         where.add_argument(
-            "--ready-file", type=Path, metavar="PATH", help="a running `video-index local`"
+            "--ready-file",
+            type=Path,
+            metavar="PATH",
+            help="a running `video-index local` (default: its ready file at the default place)",
         )
         if name != "list":
             command.add_argument("name", metavar="NAME", help="the camera's device name")
@@ -130,7 +140,7 @@ def register(commands: Any) -> None:
             command.add_argument(
                 "--out", type=Path, required=True, metavar="DIR", help="directory to write"
             )
-        command.add_argument("--json", action="store_true", help="print JSON")
+        command.add_argument("--json", action="store_true", help="print JSON instead")
         command.set_defaults(handler=_run, parser=command)
 
 
@@ -154,8 +164,39 @@ def _run(args: argparse.Namespace, console: Console, parser: argparse.ArgumentPa
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        console.print(Text(json.dumps(result, indent=2)))
+        _show(console, args.camera_command, result)
     return EXIT_OK
+
+
+def _show(console: Console, command: str, result: Any) -> None:
+    """What a command did, in words (JSON only with --json)."""
+    if command == "list":
+        table = Table(title=f"{len(result)} cameras", title_justify="left")
+        for column in ("camera", "active", "certificates"):
+            table.add_column(column)
+        for camera in result:
+            certificates = ", ".join(
+                f"{c['id']} ({c['status'].lower()})" for c in camera["certificates"]
+            )
+            active = "yes" if camera["active"] else "no"
+            table.add_row(Text(camera["camera"]), active, Text(certificates))
+        console.print(table)
+    elif command == "revoke":
+        console.print(
+            Text(
+                f"camera {result['camera']} revoked: {len(result['deactivated'])} "
+                "certificate(s) deactivated"
+            )
+        )
+    else:
+        done = "added" if command == "add" else "given a new certificate"
+        console.print(
+            Text(
+                f"camera {result['camera']} {done}: certificate {result['certificate_id']}; its "
+                f"identity is in {result['directory']} (video-index upload --camera "
+                f"{result['directory']})"
+            )
+        )
 
 
 def _add(target: CameraTarget, args: argparse.Namespace) -> dict[str, Any]:

@@ -1,53 +1,71 @@
-"""``video-index delete | undelete | restore`` (docs/deletion.md, docs/cli.md).
-
-    video-index delete --device D --from ISO --to ISO [--kind K] [--erase] [--dry-run]
-    video-index delete --stack NAME --device D [--device D2 ...] --from ISO --to ISO [--erase]
-    video-index delete --withdraw ID | --resume ID
-    video-index undelete --device D --from ISO --to ISO [--kind K] [--dry-run] [--withdraw]
-    video-index restore --from-bucket REPLICA [--dry-run]
-
-``delete`` records a deletion request and runs its job in this process with a
-progress bar (the code the deletion worker runs); with ``--stack`` it runs on the
-deployed stack's bulk deletion machine instead: several devices, a window of any
-length, one recorded and checkpointed request per device and 31 days (docs/bulk.md);
-``--dry-run`` shows what the window holds and records nothing; ``--withdraw ID``
-withdraws a request; ``--resume ID`` continues a job whose runner stopped, or retries a
-failed one from its checkpoint.
-``undelete`` brings back the newest version of each deleted key of a window (refusing
-while a deletion request covers it, unless ``--withdraw``); ``restore`` copies back from
-a replica what the bucket lacks.
-
-Configuration from the environment (``VIDEO_INDEX_*`` and the standard boto3
-variables) or, with ``--ready-file``, a running ``video-index local``. Exit codes
-(:mod:`video_index.cli.exits`): 0 done; 1 the job failed or was withdrawn, a deletion
-request blocks an undelete, or some deleted keys could not come back; 2 bad usage;
-3 AWS unavailable.
-"""
+"""``video-index delete | undelete`` (docs/deletion.md, docs/cli.md); each command's help text
+is its ``*_DESCRIPTION``. ``restore`` shares their configuration and exit codes
+(:mod:`video_index.cli.restore`)."""
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
-from video_index.cli.args import device_arg, start_arg
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, guarded
+from video_index.cli.args import BY_HELP, add_window, require, who
+from video_index.cli.console import make_console
+from video_index.cli.devices import add_new_device, check_target_device
+from video_index.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, guarded
 from video_index.core.timeunits import to_epoch_ms
 
 KINDS = ("video", "sensor", "analysis")
+
+
+EXITS: Final = """
+Configuration: a running video-index local (--ready-file, found by itself at its
+default place) or the VIDEO_INDEX_* variables and the usual boto3 configuration.
+Exit codes: 0 done; 1 the job failed or was withdrawn, a deletion request blocks an
+undelete, or some deleted keys could not come back; 2 bad usage (a missing option is
+named; a window the wrong way round; an unknown device); 3 AWS unavailable; 130
+interrupted (a deletion job continues with --resume ID).
+"""
+
+DELETE_DESCRIPTION: Final = (
+    """\
+Delete a window of a device's footage: record a deletion request (in force from now on:
+what a camera uploads into the window later is deleted again) and run its job here with
+a progress bar, the code the deletion worker runs. With --stack it runs on the deployed
+stack's bulk deletion machine instead: several --device, a window of any length, one
+recorded and checkpointed request per device and 31 days (docs/bulk.md).
+
+  video-index delete --device D --from ISO --to ISO [--kind K] [--erase] [--dry-run]
+  video-index delete --stack NAME --device D [--device D2 ...] --from ISO --to ISO
+  video-index delete --withdraw ID | --resume ID
+
+--dry-run shows what the window holds and records nothing; --withdraw ID withdraws a
+request (enforcement ends); --resume ID continues a job whose runner stopped, or retries a
+failed one from its checkpoint (a failed job exits 1: its request stays in force).
+"""
+    + EXITS
+)
+
+UNDELETE_DESCRIPTION: Final = (
+    """\
+Bring back the newest version of each deleted key of a device's window (the bucket keeps
+deleted versions for its undelete window). While a deletion request covers the window
+it is refused, unless --withdraw withdraws those requests first. --dry-run says what
+would come back and which requests would be withdrawn, and changes nothing.
+"""
+    + EXITS
+)
 
 
 def register(commands: Any) -> None:
     delete = commands.add_parser(
         "delete",
         help="delete a window of a device's video (a recorded, enforced deletion request)",
-        description=__doc__,
+        description=DELETE_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _window_arguments(delete, required=False, several=True)
@@ -56,21 +74,26 @@ def register(commands: Any) -> None:
     )
     delete.add_argument(
         "--stack",
+        metavar="NAME",
         help="run on this deployed stack's bulk deletion machine (several --device, any length)",
     )
     delete.add_argument(
-        "--interval", type=float, default=5.0, help="with --stack: seconds between polls"
+        "--interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --stack: seconds between two looks at the execution (default 5)",
     )
     delete.add_argument("--dry-run", action="store_true", help="show what would go; record nothing")
     delete.add_argument("--withdraw", metavar="ID", help="withdraw the deletion request ID")
-    delete.add_argument("--resume", metavar="ID", help="continue the job of request ID here")
+    delete.add_argument("--resume", metavar="ID", help="continue (or retry a failed) job of ID")
     delete.set_defaults(handler=lambda args, console, parser: _delete(args, console, parser))
     delete.set_defaults(parser=delete)
 
     undelete = commands.add_parser(
         "undelete",
         help="bring back the newest version of each deleted key of a window",
-        description=__doc__,
+        description=UNDELETE_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _window_arguments(undelete, required=True)
@@ -83,51 +106,27 @@ def register(commands: Any) -> None:
     undelete.add_argument("--json", action="store_true", help="print the report as JSON")
     undelete.set_defaults(handler=lambda args, console, _: _undelete(args, console))
 
-    restore = commands.add_parser(
-        "restore",
-        help="copy back from a replica bucket what the segment bucket lacks",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    restore.add_argument("--from-bucket", required=True, metavar="REPLICA")
-    restore.add_argument("--dry-run", action="store_true", help="report only; copy nothing")
-    restore.add_argument("--json", action="store_true", help="print the report as JSON")
-    restore.add_argument(
-        "--stack", help="run on this deployed stack's restore state machine (fleet size)"
-    )
-    restore.add_argument(
-        "--manifest", help="with --stack: s3://…/manifest.json of the replica's S3 Inventory"
-    )
-    restore.add_argument(
-        "--interval", type=float, default=5.0, help="with --stack: seconds between polls"
-    )
-    _target(restore)
-    restore.set_defaults(handler=lambda args, console, _: _restore(args, console))
-
 
 def _window_arguments(
     parser: argparse.ArgumentParser, *, required: bool, several: bool = False
 ) -> None:
-    if several:
-        parser.add_argument(
-            "--device", action="append", type=device_arg, help="repeat it with --stack"
-        )
-    else:
-        parser.add_argument("--device", required=required, type=device_arg)
-    parser.add_argument("--from", dest="start", required=required, type=start_arg, metavar="ISO")
-    parser.add_argument("--to", dest="end", required=required, type=start_arg, metavar="ISO")
+    add_window(parser, required=required, several=several)
     parser.add_argument("--kind", choices=KINDS, help="one kind only (default: every kind)")
-    parser.add_argument("--by", default=None, help="who asks (default: cli:<user name>)")
-    _target(parser)
+    parser.add_argument("--by", default=None, help=BY_HELP)
+    add_new_device(parser)
+    target(parser)
 
 
-def _target(parser: argparse.ArgumentParser) -> None:
+def target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--ready-file", type=Path, help="use the stack a running `video-index local` describes"
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="a running `video-index local` (default: its ready file at the default place)",
     )
 
 
-def _settings_and_clients(args: argparse.Namespace) -> tuple[Any, Any]:
+def settings_and_clients(args: argparse.Namespace) -> tuple[Any, Any]:
     from video_index.aws.clients import Clients
     from video_index.core.settings import Settings
 
@@ -142,12 +141,8 @@ def _settings_and_clients(args: argparse.Namespace) -> tuple[Any, Any]:
 def _jobs(args: argparse.Namespace) -> Any:
     from video_index.deletion.service import build_deletion_jobs
 
-    settings, clients = _settings_and_clients(args)
+    settings, clients = settings_and_clients(args)
     return build_deletion_jobs(settings, clients, enqueue=lambda _: None)
-
-
-def _by(args: argparse.Namespace) -> str:
-    return str(getattr(args, "by", None) or f"cli:{getpass.getuser()}")
 
 
 # --- delete ------------------------------------------------------------------------------
@@ -160,15 +155,20 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             parser.error("argument --withdraw: not allowed with --resume")
         if any(part is not None for part in window) or args.erase or args.dry_run:
             parser.error("--withdraw and --resume take only a deletion id (and --ready-file)")
-    elif any(part is None for part in window):
-        parser.error("the following arguments are required: --device, --from, --to")
+    else:
+        require(parser, args, "--device", "--from", "--to")
     if args.stack:
         if args.withdraw or args.resume or args.dry_run or args.ready_file:
             parser.error("--stack starts a bulk deletion: not with --withdraw, --resume, "
                          "--dry-run or --ready-file")  # fmt: skip
         from video_index.cli.bulk import delete_deployed
 
-        return guarded(console, lambda: delete_deployed(args, console, _by(args)))
+        def bulk() -> int:
+            for device in args.device:
+                check_target_device(args, device)
+            return delete_deployed(args, console, who(args))
+
+        return guarded(console, bulk)
     if args.device is not None:
         if len(args.device) > 1:
             parser.error("argument --device: several devices need --stack (a bulk deletion)")
@@ -177,9 +177,11 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
     def run() -> int:
         jobs = _jobs(args)
         if args.withdraw:
-            request = jobs.withdraw(args.withdraw, _by(args))
+            request = jobs.withdraw(args.withdraw, who(args))
             console.print(Text(f"deletion {request.deletion_id} withdrawn: enforcement ended"))
             return EXIT_OK
+        if not args.resume:
+            check_target_device(args)
         if args.dry_run:
             preview = jobs.preview(
                 args.device,
@@ -207,14 +209,21 @@ def _delete(args: argparse.Namespace, console: Console, parser: argparse.Argumen
                 to_epoch_ms(args.end),
                 kind=args.kind,
                 erase=args.erase,
-                created_by=_by(args),
+                created_by=who(args),
                 enqueue=False,
             )
             deletion_id = request.deletion_id
             console.print(Text(f"deletion {deletion_id} recorded (in force from now on)"))
-        return _run_job(jobs, deletion_id, console)
+        try:
+            return _run_job(jobs, deletion_id, console)
+        except _Interrupted:
+            return EXIT_INTERRUPTED
 
     return guarded(console, run)
+
+
+class _Interrupted(Exception):
+    """A job stopped by Ctrl-C, said already."""
 
 
 def _run_job(jobs: Any, deletion_id: str, console: Console) -> int:
@@ -234,7 +243,17 @@ def _run_job(jobs: Any, deletion_id: str, console: Console) -> int:
                 completed=request.deleted,
             )
 
-        request = jobs.run(deletion_id, progress=show).request
+        try:
+            request = jobs.run(deletion_id, progress=show).request
+        except KeyboardInterrupt:
+            progress.stop()
+            make_console(stderr=True).print(
+                Text(
+                    f"deletion {deletion_id} interrupted (Ctrl-C): the request stays in force; "
+                    f"continue its job with video-index delete --resume {deletion_id}"
+                )
+            )
+            raise _Interrupted from None
     console.print(
         Text(
             f"deletion {request.deletion_id}: {request.state}, {request.deleted} keys deleted"
@@ -263,7 +282,8 @@ def _undelete(args: argparse.Namespace, console: Console) -> int:
         from video_index.deletion.service import build_deletion_jobs
         from video_index.deletion.undelete import Undeleter
 
-        settings, clients = _settings_and_clients(args)
+        check_target_device(args)
+        settings, clients = settings_and_clients(args)
         jobs = build_deletion_jobs(settings, clients, enqueue=lambda _: None)
         undeleter = Undeleter(ObjectStore(clients.s3, settings.bucket), jobs)
         report = undeleter.run(
@@ -273,14 +293,15 @@ def _undelete(args: argparse.Namespace, console: Console) -> int:
             kind=args.kind,
             dry_run=args.dry_run,
             withdraw=args.withdraw,
-            by=_by(args),
+            by=who(args),
         )
         if args.json:
             print(json.dumps(report.__dict__, indent=2))
         else:
             verb = "would come back" if report.dry_run else "came back"
+            withdrawn = "would be withdrawn" if report.dry_run else "withdrawn"
             for deletion_id in report.withdrawn:
-                console.print(Text(f"withdrawn: deletion {deletion_id}"))
+                console.print(Text(f"deletion {deletion_id} {withdrawn}"))
             console.print(Text(f"{len(report.restored)} keys {verb} ({report.bytes:,} bytes)"))
             for key in report.restored[:20]:
                 console.print(Text(f"  + {key}"))
@@ -289,57 +310,5 @@ def _undelete(args: argparse.Namespace, console: Console) -> int:
                 for key, reason in report.not_restorable[:20]:
                     console.print(Text(f"  - {key}: {reason}"))
         return EXIT_PROBLEM if report.not_restorable else EXIT_OK
-
-    return guarded(console, run)
-
-
-# --- restore -----------------------------------------------------------------------------
-
-
-def _restore(args: argparse.Namespace, console: Console) -> int:
-    if args.stack:
-        from video_index.cli.bulk import restore_deployed
-
-        return guarded(console, lambda: restore_deployed(args, console))
-
-    def run() -> int:
-        from video_index.aws.objects import ObjectStore
-        from video_index.deletion.restore import Restorer, RestoreReport
-        from video_index.deletion.service import build_enforcer
-
-        settings, clients = _settings_and_clients(args)
-        if args.from_bucket == settings.bucket:
-            console.print(Text("error: --from-bucket is the segment bucket itself", style="red"))
-            return EXIT_USAGE
-        restorer = Restorer(
-            ObjectStore(clients.s3, settings.bucket), build_enforcer(settings, clients)
-        )
-        if args.json:  # stdout carries the report only
-            report = restorer.run(args.from_bucket, dry_run=args.dry_run)
-        else:
-            with Progress(TextColumn("{task.description}"), console=console) as progress:
-                task = progress.add_task("comparing")
-
-                def show(report: RestoreReport) -> None:
-                    progress.update(
-                        task,
-                        description=f"compared {report.compared:,}, copied {report.copied:,}, "
-                        f"identical {report.identical:,}",
-                    )
-
-                report = restorer.run(args.from_bucket, dry_run=args.dry_run, progress=show)
-        if args.json:
-            print(json.dumps(report.__dict__, indent=2))
-        else:
-            verb = "would copy" if report.dry_run else "copied"
-            console.print(
-                Text(
-                    f"restore from {report.source} into {report.target}: compared "
-                    f"{report.compared}, {verb} {report.copied} ({report.bytes_copied:,} "
-                    f"bytes), identical {report.identical}, withheld by deletion requests "
-                    f"{report.withheld}"
-                )
-            )
-        return EXIT_OK
 
     return guarded(console, run)

@@ -22,7 +22,7 @@ from video_index.cli import follow as follow_cli
 from video_index.cli.exits import EXIT_INTERRUPTED, EXIT_OK
 from video_index.cli.follow import Following, follow_execution, outcome
 from video_index.cli.reports import print_report
-from video_index.cli.targets import open_stack
+from video_index.cli.targets import open_stack, source_of
 
 
 def _following(
@@ -52,7 +52,7 @@ def reconcile(args: argparse.Namespace, console: Console, name: str) -> int:
         console = Console(stderr=True)
     stack = open_stack(name)
     payload = RECONCILE.execution_input(
-        source="inventory" if args.manifest else args.source,
+        source=source_of(args),
         manifest=args.manifest,
         dry_run=args.dry_run,
         force=args.force,
@@ -131,9 +131,7 @@ def rebuild_start(args: argparse.Namespace, console: Console, name: str) -> int:
 
     stack = open_stack(name)
     earlier = rebuild_status(stack).rebuild_id
-    payload = REBUILD.execution_input(
-        source="inventory" if args.manifest else args.source, manifest=args.manifest
-    )
+    payload = REBUILD.execution_input(source=source_of(args), manifest=args.manifest)
     execution = start_rebuild(stack, payload)  # one already running: Conflict, exit 1
     console.print(
         Text(f"started rebuild execution {execution.name} with {json.dumps(payload)}"),

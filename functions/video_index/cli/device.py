@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from video_index.cli.devices import add_new_device, check_device, store_device_names
 from video_index.cli.exits import EXIT_OK, guarded
 
 
@@ -22,14 +23,28 @@ def register(commands: Any) -> None:
     device = commands.add_parser(
         "device",
         help="retire a camera (never silent) or make it active again",
-        description="Mark a camera retired: the silent-camera check and /devices stop "
-        "calling it silent. `unretire` undoes it. One UpdateItem.",
+        description="Mark a camera retired: the silent-camera check, status and GET /devices "
+        "stop calling it silent. unretire undoes it. One UpdateItem of a control item that "
+        "a rebuild keeps. A device the read model does not know is refused as a likely typo "
+        "(--new-device acts on it anyway). Exit code 0 done; 2 bad usage or an unknown "
+        "device; 3 AWS unavailable.",
     )
-    device.add_argument("action", choices=("retire", "unretire"))
+    device.add_argument(
+        "action",
+        choices=("retire", "unretire"),
+        help="retire: never silent; unretire: judged again like every camera",
+    )
     device.add_argument("name", help="the device name (as in its keys)")
-    device.add_argument("--stack", metavar="NAME", help="the deployed stack")
-    device.add_argument("--ready-file", type=Path, metavar="PATH", help="`video-index local`")
-    device.add_argument("--table", metavar="NAME", help="the read-model table")
+    where = device.add_mutually_exclusive_group()
+    where.add_argument("--stack", metavar="NAME", help="the deployed stack")
+    where.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="a running `video-index local` (default: its ready file at the default place)",
+    )
+    where.add_argument("--table", metavar="NAME", help="the read-model table")
+    add_new_device(device)
     device.set_defaults(handler=lambda args, console, parser: _run(args, console, parser))
 
 
@@ -46,6 +61,8 @@ def _run(args: argparse.Namespace, console: Console, parser: argparse.ArgumentPa
     def retire() -> int:
         client, table = _table(args, parser)
         store = ReadModelStore(client, table, tombstone_days=DEFAULT_TOMBSTONE_DAYS)
+        if not args.new_device:
+            check_device(store_device_names(store), name)
         store.set_retired(name, args.action == "retire")
         console.print(f"{name}: {'retired' if args.action == 'retire' else 'active'}")
         return EXIT_OK
@@ -68,5 +85,7 @@ def _table(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[A
         return opened.client("dynamodb"), opened.settings().table
     table = args.table or os.environ.get(ENV_TABLE)
     if not table:
-        parser.error("give --stack, --ready-file or --table")
+        from video_index.cli.ready import missing_target_note
+
+        parser.error(f"give --stack, --ready-file or --table; {missing_target_note()}")
     return new_session().client("dynamodb"), table

@@ -29,13 +29,24 @@ def add_transfer_parsers(
 ) -> None:
     """The ``export`` and ``import`` sub-commands under ``actions`` (argparse's sub-parsers),
     each with the command's own ``target`` options (where its table is)."""
-    exporting = actions.add_parser("export", help=export_help)
+    exporting = actions.add_parser(
+        "export",
+        help=export_help,
+        description=f"Write {export_help}, one per line, to --out or stdout.",
+    )
     exporting.add_argument("--device", type=device_arg, help="only this device (default: all)")
     exporting.add_argument("--out", type=Path, metavar="FILE", help="write here (default: stdout)")
     target(exporting)
     exporting.set_defaults(handler=lambda args, console, _: export(args, console))
 
-    importing = actions.add_parser("import", help="JSON Lines back in, idempotently by id")
+    importing = actions.add_parser(
+        "import",
+        help="JSON Lines back in, idempotently by id",
+        description="Read JSON Lines (as export writes them) back in, idempotently by id: a "
+        "line the table holds already is unchanged, one older than the table's is refused "
+        "(never overwritten). Exit code 1 when a line was refused, 2 for a bad line "
+        "(nothing imported).",
+    )
     importing.add_argument("file", type=Path, metavar="FILE", help="JSON Lines ('-': stdin)")
     importing.add_argument("--json", action="store_true", help="print the outcomes as JSON")
     target(importing)

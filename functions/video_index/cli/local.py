@@ -1,11 +1,14 @@
 """``video-index local``: the system on one machine (docs/local.md).
 
 ``video-index local [--ready-file PATH] [--dynamodb-endpoint URL] [--api-port N]
-[--visibility-timeout S] [--bucket …] [--table …] [--annotations-table …] [--queue …]
-[--dlq …] [--verbose]`` runs :class:`video_index.local.stack.LocalStack` until
-SIGINT (Ctrl-C) or SIGTERM, then stops everything and removes the ready file.
-Exit codes: 0 after a clean shutdown, 1 the stack failed (an endpoint that does not
-answer included), 2 bad usage.
+[--visibility-timeout S] [--now ISO] [--bucket …] [--table …] [--annotations-table …]
+[--queue …] [--dlq …] [--verbose] [--demo [--once]]`` runs
+:class:`video_index.local.stack.LocalStack` until SIGINT (Ctrl-C) or SIGTERM, then stops
+everything and removes its ready file. The ready file goes to ``--ready-file`` or the
+default place (:mod:`video_index.cli.ready`), where the other commands find it; with
+``--demo`` it is written once the demo's footage is in. Exit codes: 0 after a clean
+shutdown, 1 the stack failed (an endpoint that does not answer included), 2 bad usage
+(another running stack's ready file at the place).
 
 AWS modules are imported inside the handlers, so importing the CLI stays cheap.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import threading
 import time
@@ -28,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM
+from video_index.cli.exits import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE
 from video_index.core.queue_settings import VISIBILITY_TIMEOUT_SECONDS
 
 #: SQS accepts visibility timeouts of 0 s to 12 h.
@@ -58,8 +62,10 @@ def register(commands: Any) -> None:
         type=Path,
         metavar="PATH",
         help=(
-            "once everything answers, write the endpoints, names and credentials here as "
-            "JSON (removed at shutdown)"
+            "once everything answers (with --demo: once the demo's footage is in), write the "
+            "endpoints, names and credentials here as JSON, removed at shutdown; default: "
+            "$VIDEO_INDEX_READY_FILE, else $XDG_RUNTIME_DIR/video-index/ready.json, else "
+            "~/.cache/video-index/ready.json, where every other command finds it by itself"
         ),
     )
     local.add_argument(
@@ -207,9 +213,13 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             phase["starting"] = False  # a second signal must not interrupt the cleanup
             raise _Shutdown(signal.Signals(signum).name)
 
+    # --demo --once prints and stops: it writes no ready file, so it never competes for one
+    once = args.demo and args.once
+    ready_file = args.ready_file if once else _ready_file(args.ready_file, console)
+    if ready_file is None and not once:
+        return EXIT_USAGE
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    ready_file: Path | None = args.ready_file
-    started = False
+    started = written = False
     try:
         try:
             with console.status("starting the local stack…"):
@@ -219,9 +229,6 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             phase["starting"] = False
         endpoints = stack.endpoints
         _print_endpoints(console, endpoints)
-        if ready_file is not None:
-            write_ready_file(ready_file, endpoints)
-            console.print(Text(f"ready file: {ready_file}"))
         if args.demo:
             from video_index.local.demo import run_demo
 
@@ -229,6 +236,11 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             outcome = run_demo(stack, console, demo_now)
             if args.once or outcome != EXIT_OK:
                 return outcome
+        # With --demo only now: a command that finds the file finds the demo's footage.
+        assert ready_file is not None
+        write_ready_file(ready_file, endpoints)
+        written = True
+        console.print(Text(f"ready file: {ready_file} (other commands find the stack there)"))
         console.print("[green]ready[/green] — Ctrl-C or SIGTERM stops everything")
         while not stop.wait(0.5):
             if not stack.worker.running:
@@ -243,7 +255,7 @@ def _local(args: argparse.Namespace, console: Console) -> int:
         return EXIT_PROBLEM
     finally:
         phase["starting"] = False
-        if ready_file is not None:
+        if written and ready_file is not None:
             ready_file.unlink(missing_ok=True)
         if started:
             console.print("stopping…")
@@ -252,6 +264,29 @@ def _local(args: argparse.Namespace, console: Console) -> int:
             console.print("stopped")
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _ready_file(given: Path | None, console: Console) -> Path | None:
+    """Where this stack's ready file goes: ``--ready-file`` or the default place; None
+    (a usage error, said) while another running stack's file is there. A stale file of
+    a stack that is gone is replaced, and said so."""
+    from video_index.cli.ready import default_ready_file, running, writer_pid
+
+    path = given or default_ready_file()
+    pid = writer_pid(path) if path.exists() else None
+    if pid is not None and pid != os.getpid() and running(pid):
+        console.print(
+            Text(
+                f"error: another `video-index local` (process {pid}) is running with the "
+                f"ready file {path}: stop it first, or give this one --ready-file PATH",
+                style="red",
+            ),
+            soft_wrap=True,
+        )
+        return None
+    if pid is not None and pid != os.getpid():
+        console.print(Text(f"replacing the stale ready file {path} of process {pid} (gone)"))
+    return path
 
 
 def _print_endpoints(console: Console, endpoints: dict[str, Any]) -> None:

@@ -101,7 +101,12 @@ def _status(args: argparse.Namespace, console: Console, parser: argparse.Argumen
             if not value
         ]
         if missing:
-            parser.error(f"give --ready-file, or all of: {', '.join(missing)}")
+            from video_index.cli.ready import missing_target_note
+
+            parser.error(
+                f"give --stack NAME, --ready-file PATH, or all of: {', '.join(missing)}; "
+                f"{missing_target_note()}"
+            )
         assert queue_url and dlq_url and table
         session = boto3.session.Session()
         target = StatusTarget(
@@ -159,6 +164,7 @@ def _ready_file_target(path: Path, console: Console) -> Any:
             sqs=ready.client("sqs"),
             dynamodb=ready.client("dynamodb"),
             cloudwatch=ready.client("cloudwatch"),
+            api_clock=ready.clock(),
         )
     except FileNotFoundError:
         console.print(
@@ -198,8 +204,10 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
     rebuild = model.get("rebuild")
     if rebuild:
         text += f"; rebuild {rebuild.get('phase', '?')}"
-        if rebuild.get("partitions_total"):
+        if rebuild.get("partitions_total") and model.get("building") is not None:
             text += f" {rebuild.get('partitions_done', 0)}/{rebuild['partitions_total']} partitions"
+        if rebuild.get("error"):
+            text += f" ({rebuild['error']})"
     table.add_row("read-model generation", Text(text))
     aggregation = status.get("aggregation")
     table.add_row(
@@ -214,7 +222,7 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
     reconcile = status["last_reconcile"]
     table.add_row(
         "last reconcile",
-        Text("none yet" if reconcile is None else json.dumps(reconcile, sort_keys=True)),
+        Text("none yet" if reconcile is None else _reconcile_text(reconcile)),
     )
     silent = status.get("silent") or []
     table.add_row(
@@ -259,3 +267,14 @@ def _executions_text(executions: dict[str, Any]) -> Text:
             line += f"; generation {output['current']} serves"
         lines.append(line)
     return Text("\n".join(lines))
+
+
+def _reconcile_text(reconcile: dict[str, Any]) -> str:
+    """The last reconcile in words (its JSON is ``status --json``'s)."""
+    return (
+        f"{reconcile.get('run_id')} ({reconcile.get('source')}) at {reconcile.get('finished_at')}: "
+        f"{reconcile.get('partitions_checked', 0)} partitions checked, "
+        f"{reconcile.get('partitions_repaired', 0)} repaired (entries +"
+        f"{reconcile.get('entries_added', 0)} -{reconcile.get('entries_removed', 0)} ~"
+        f"{reconcile.get('entries_fixed', 0)})"
+    )

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,3 +74,51 @@ def open_stack(name: str) -> Any:
     from video_index.ops.deployed import DeployedStack
 
     return DeployedStack.open(name, new_session())
+
+
+@dataclass(frozen=True)
+class Resources:
+    """A target's settings, clients and clock (a local stack's ``--now`` moves it)."""
+
+    settings: Any
+    clients: Any
+    clock: Callable[[], float]
+
+
+def resources(args: argparse.Namespace, required: tuple[str, ...] | None = None) -> Resources:
+    """The resources the arguments name: a running ``video-index local`` (``--ready-file``,
+    or found at the default place), a deployed stack (``--stack`` or ``VIDEO_INDEX_STACK``),
+    else the ``VIDEO_INDEX_*`` variables (``required``: those the command cannot run
+    without; default the bucket and the read-model table)."""
+    if getattr(args, "ready_file", None) is not None:
+        from video_index.local.ready import ReadyStack
+
+        ready = ReadyStack.read(args.ready_file)
+        return Resources(ready.settings(), ready.clients(), ready.clock())
+    name = stack_name(args) if hasattr(args, "stack") else os.environ.get(ENV_STACK) or None
+    if name:
+        stack = open_stack(name)
+        return Resources(stack.settings(), stack.clients(), time.time)
+    from video_index.aws.clients import Clients
+    from video_index.cli.ready import missing_target_note
+    from video_index.core.errors import ConfigurationError
+    from video_index.core.settings import Settings
+
+    try:
+        settings = Settings.from_env() if required is None else Settings.from_env(required=required)
+    except ConfigurationError as exc:
+        raise ConfigurationError(
+            f"say where: --stack NAME, --ready-file PATH, or the VIDEO_INDEX_* variables "
+            f"({exc}); {missing_target_note()}"
+        ) from None
+    return Resources(settings, Clients.default(), time.time)
+
+
+def source_of(args: argparse.Namespace) -> str:
+    """The source a job reads S3 from: a manifest's inventory, the one given, else a
+    listing on the local stack (it has no inventory) and the newest inventory elsewhere."""
+    if args.manifest:
+        return "inventory"
+    if args.source:
+        return str(args.source)
+    return "list" if getattr(args, "ready_file", None) is not None else "inventory"

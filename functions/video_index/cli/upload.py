@@ -5,24 +5,11 @@
 
 A FILE is uploaded under the key docs/keys.md derives from kind, device, start,
 duration and content, with a conditional write (:mod:`video_index.upload`).
-A DIRECTORY uploads each of its files named ``<start>_<duration_ms>.<ext>``
-(start as in keys: ``20261130T120000.000Z_10000.mp4``), or listed in
-``--manifest`` (JSON: ``{"name.mp4": {"start": ISO, "duration_ms": N}}``);
-other files are skipped with the reason.
-
-The bucket is ``--bucket`` or ``$VIDEO_INDEX_BUCKET``; the endpoint and credentials
-come from the standard boto3 variables (``AWS_ENDPOINT_URL_S3`` …), so the command
-works against ``video-index local``'s emulated S3 too.
-
-Exit codes:
-
-* 0 — every file was uploaded or already present with the same content (files a
-  directory upload skipped do not count);
-* 1 — a conflict: the key already holds different content (both SHA-256 are
-  shown); in directory mode, some files conflicted or failed;
-* 2 — bad arguments (the message names the argument);
-* 3 — S3 unavailable after retries, or refusing the request (the message names the
-  S3 error code); in directory mode, when S3 failed for every file attempted.
+A DIRECTORY uploads each of its files named ``<start>_<duration_ms>.<ext>``, or listed in
+``--manifest``; other files are skipped with the reason. The bucket and S3 are
+``--bucket``/``$VIDEO_INDEX_BUCKET`` and the standard boto3 variables, a camera's identity
+(``--camera``), or a running ``video-index local`` (``--ready-file``, found by itself at
+its default place). Exit codes: :data:`EXIT_CODES_HELP`.
 
 Importing this module imports no AWS SDK: boto3 and the uploader are imported by
 the handler.
@@ -90,8 +77,9 @@ _STYLES: Final = {
 _sleep: Callable[[float], object] = time.sleep
 
 
-def _s3_client() -> Any:
-    """An S3 client from the standard boto3 configuration (env, profile, endpoint)."""
+def _s3_client(ready_file: Path | None = None) -> Any:
+    """An S3 client from the standard boto3 configuration (env, profile, endpoint), or
+    of the local stack a ready file describes."""
     import boto3
     from botocore.config import Config
 
@@ -99,6 +87,12 @@ def _s3_client() -> Any:
 
     # The uploader does its own backoff; SDK retries on top would multiply the attempts.
     config = S3_CONFIG.merge(Config(retries={"mode": "standard", "max_attempts": 1}))
+    if ready_file is not None:
+        from video_index.local.aws import LOCAL_S3_CONFIG, client
+        from video_index.local.ready import ReadyStack
+
+        ready = ReadyStack.read(ready_file)
+        return client(ready.session(), "s3", ready["s3"], LOCAL_S3_CONFIG.merge(config))
     return boto3.client("s3", config=config)
 
 
@@ -166,7 +160,15 @@ def register(commands: Any) -> None:
     exts = ", ".join(f"{kind}: {'/'.join(allowed)}" for kind, allowed in EXTENSIONS.items())
     upload.add_argument("--ext", help=f"extension in the key (default: the file's own; {exts})")
     upload.add_argument(
-        "--bucket", help=f"S3 bucket (default: ${BUCKET_ENV}; one of the two is required)"
+        "--bucket",
+        help=f"S3 bucket (default: ${BUCKET_ENV}, else the bucket of a running video-index local)",
+    )
+    upload.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="upload into a running `video-index local` (default, when no --bucket, "
+        f"${BUCKET_ENV} or --camera is given: its ready file at the default place)",
     )
     upload.add_argument(
         "--manifest",
@@ -218,12 +220,15 @@ def _upload(args: argparse.Namespace, console: Console, parser: argparse.Argumen
     identity = _camera(args, parser) if args.camera is not None else None
     if args.device is None:
         parser.error("argument --device: required (or --camera)")
+    ready = args.ready_file if identity is None else None
     bucket = args.bucket or os.environ.get(BUCKET_ENV) or (identity and identity.bucket)
+    if not bucket and ready is not None:
+        bucket = json.loads(ready.read_text(encoding="utf-8"))["bucket"]
     if not bucket:
-        parser.error(f"argument --bucket: required (or set {BUCKET_ENV})")
+        parser.error(f"argument --bucket: required (or set {BUCKET_ENV}, or run video-index local)")
     manifest = _read_manifest(args.manifest, parser) if args.manifest is not None else None
     try:
-        s3 = _s3_client() if identity is None else _camera_s3_client(identity)
+        s3 = _s3_client(ready) if identity is None else _camera_s3_client(identity)
         return _run(args, console, parser, s3, bucket, manifest)
     except VideoIndexError as exc:  # the credentials provider refused or is unreachable
         console.print(Text(f"failed          {exc}", style="bold red"), soft_wrap=True)

@@ -3,10 +3,13 @@
 Pure code: the device item already holds each kind's last start (``l:<kind>``, kept by the
 stream consumer), so whether a camera is silent is a comparison per device — O(devices),
 never a scan of segments. A kind is silent when its newest file started more than
-``silent_after[kind]`` seconds before now; a device is silent since the earliest moment
-one of its kinds fell silent (``last start + silent_after``). A retired device is never
-silent, nor a kind without a threshold (``0`` turns the check off for that kind), nor a
-kind the device never uploaded.
+``silent_after[kind]`` seconds before now. A device is silent when it uploads nothing:
+when every kind it uploads (and that has a threshold) is silent, since the latest moment
+one of them fell silent (``last start + silent_after``). A kind that stops alone (a
+sensor that broke while the video goes on) shows in that kind's own ``silent_since``,
+but does not make a camera whose video is recent a silent camera. A retired device is
+never silent, nor a kind without a threshold (``0`` turns the check off for that kind),
+nor a kind the device never uploaded.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def silent_since_ms(
     *,
     retired: bool = False,
 ) -> int | None:
-    """When the device fell silent (epoch ms), or None while it is not silent."""
+    """When the device fell silent (epoch ms): the latest of its checked kinds' silences
+    once all of them are silent; None while one of them still uploads (or it is retired)."""
     if retired:
         return None
     moments = [
@@ -43,8 +47,9 @@ def silent_since_ms(
         for kind, last in last_starts.items()
         if last is not None and silent_after.get(kind, 0) > 0
     ]
-    fallen = [moment for moment in moments if moment < now_ms]
-    return min(fallen) if fallen else None
+    if not moments or any(moment >= now_ms for moment in moments):
+        return None
+    return max(moments)
 
 
 def per_kind(raw: str | None, default: Mapping[str, int], name: str) -> dict[str, int]:

@@ -72,7 +72,9 @@ class Enforcer:
             self.delete(segment.key, window)
         self.enforced += 1
         logger.warning(
-            "object inside a recorded deletion window deleted again",
+            "object inside a recorded deletion window would be deleted again (dry run)"
+            if dry_run
+            else "object inside a recorded deletion window deleted again",
             extra={
                 "key": segment.key,
                 "deletion_id": window.deletion_id,

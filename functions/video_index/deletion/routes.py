@@ -104,6 +104,8 @@ Erase = Annotated[bool, Query()]
     "/devices/<device>/segments",
     openapi_extensions=allow(Role.OPERATOR),
     responses=responses(
+        409,
+        429,
         success=202,
         ok={
             "description": "The deletion request is recorded and its job queued",

@@ -10,19 +10,19 @@ and the HTTP API on 127.0.0.1.
 
 from __future__ import annotations
 
-import calendar
 import json
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlencode
 
 from rich.console import Console
 from rich.table import Table
 
+from video_index.local.tables import calendar_table, devices_table, duration, parse_instant
 from video_index.media.synthetic import ContainerName, synthetic_clip
 from video_index.upload import upload_segment
 
@@ -190,25 +190,8 @@ def _queue_empty(stack: Any) -> bool:
 
 
 def _print_calendar(console: Console, api: str, device: str, now: datetime) -> None:
-    month = f"{now:%Y-%m}"
-    answer = _get(api, f"/devices/{device}/calendar", month=month, tz="UTC")
-    days = {date.fromisoformat(d["date"]): d for d in answer["days"]}
-    table = Table(title=f"{device} — {calendar.month_name[now.month]} {now.year} (UTC)")
-    for name in ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"):
-        table.add_column(name, justify="center")
-    for week in calendar.Calendar().monthdatescalendar(now.year, now.month):
-        cells = []
-        for day in week:
-            figures = days.get(day)
-            if day.month != now.month or figures is None:
-                cells.append("")
-            elif figures["has_video"]:
-                minutes = figures["video_ms"] / 60_000
-                cells.append(f"[bold green]{day.day}[/bold green]\n{minutes:.0f} min")
-            else:
-                cells.append(f"[dim]{day.day}[/dim]")
-        table.add_row(*cells)
-    console.print(table)
+    answer = _get(api, f"/devices/{device}/calendar", month=f"{now:%Y-%m}", tz="UTC")
+    console.print(calendar_table(answer))
 
 
 def _print_ranges(console: Console, api: str, devices: list[str], now: datetime) -> None:
@@ -223,27 +206,14 @@ def _print_ranges(console: Console, api: str, devices: list[str], now: datetime)
             **{"from": _iso(day), "to": _iso(day + timedelta(days=1))},
         )
         for span in answer["ranges"]:
-            start, end = _parse(span["start"]), _parse(span["end"])
-            table.add_row(device, _short(start), _short(end), _duration(end - start))
+            start, end = parse_instant(span["start"]), parse_instant(span["end"])
+            table.add_row(device, _short(start), _short(end), duration(end - start))
     console.print(table)
 
 
 def _print_totals(console: Console, api: str, devices: list[str]) -> None:
-    table = Table(title="totals per device and kind")
-    for column in ("device", "kind", "segments", "bytes", "duration", "first start", "last start"):
-        table.add_column(column, justify="right" if column in ("segments", "bytes") else "left")
-    for device in devices:
-        for kind, figures in _get(api, f"/devices/{device}")["kinds"].items():
-            table.add_row(
-                device,
-                kind,
-                str(figures["segments"]),
-                f"{figures['bytes']:,}",
-                _duration(timedelta(milliseconds=figures["duration_ms"])),
-                _short(_parse(figures["first_start"])),
-                _short(_parse(figures["last_start"])),
-            )
-    console.print(table)
+    items = [_get(api, f"/devices/{device}") for device in devices]
+    console.print(devices_table(items, title="totals per device and kind"))
 
 
 def _print_urls(console: Console, api: str, now: datetime) -> None:
@@ -287,14 +257,3 @@ def _iso(moment: datetime) -> str:
 
 def _short(moment: datetime) -> str:
     return f"{moment:%m-%d %H:%M:%S}"
-
-
-def _duration(span: timedelta) -> str:
-    seconds = span.total_seconds()
-    return (
-        f"{int(seconds // 60)} min {seconds % 60:04.1f} s" if seconds >= 60 else f"{seconds:.1f} s"
-    )
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -19,6 +19,10 @@ from video_index.aws.clients import Clients
 from video_index.core.settings import Settings
 from video_index.local.aws import client, isolated_session, local_clients
 
+#: The ready file's key for how long the stack's API caches the serving generation: a
+#: rebuild in another process waits a little longer before dropping the old one.
+API_GENERATION_CACHE = "api_generation_cache_seconds"
+
 
 def write_ready_file(path: Path, endpoints: dict[str, Any]) -> None:
     """Write the ready file atomically (readers never see half a file)."""

@@ -336,6 +336,9 @@ class LocalStack:
         self, moto_endpoint: str, dynamodb_endpoint: str, queues: dict[str, str]
     ) -> dict[str, Any]:
         """What ``endpoints`` answers (and ``--ready-file`` holds)."""
+        from video_index.local.ready import API_GENERATION_CACHE
+        from video_index.query.queries import GENERATION_TTL_SECONDS
+
         endpoints: dict[str, Any] = {
             "s3": moto_endpoint,
             "sqs": moto_endpoint,
@@ -354,6 +357,8 @@ class LocalStack:
             # offset from the real one: ``video-index retention run --ready-file``.
             "retention_days": dict(self.settings.retention_days),
             "clock_offset_seconds": self.clock() - time.time(),
+            # How long its API caches the serving generation (a rebuild's drop grace).
+            API_GENERATION_CACHE: GENERATION_TTL_SECONDS,
             "region": REGION,
             "aws_access_key_id": ACCESS_KEY_ID,
             "aws_secret_access_key": SECRET_ACCESS_KEY,

@@ -48,6 +48,9 @@ class ExportState(StrEnum):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
+    #: Stopped by Ctrl-C while ``video-index export`` ran it in its own process (a worker
+    #: never stops halfway); running it again makes the clip.
+    INTERRUPTED = "interrupted"
 
 
 class ExportJob(BaseModel):
@@ -173,13 +176,23 @@ class Exports:
         return presign(clip_key(job.export_id), download_as=f"{job.device}_{start}.mp4")
 
     def run(self, export_id: str, progress: Progress | None = None) -> ExportJob:
-        """Make the job's clip; a job that cannot be made ends ``failed`` with the reason."""
-        from video_index.media.remux import export_mp4  # PyAV: only where clips are made
-
+        """Make the job's clip; a job that cannot be made ends ``failed`` with the reason,
+        one stopped by Ctrl-C (the command line runs jobs in its own process)
+        ``interrupted``."""
         job = self.get(export_id)
         if job.state in (ExportState.DONE, ExportState.FAILED):
             return job
-        job = self._update(job, state=ExportState.RUNNING)
+        job = self._update(job, state=ExportState.RUNNING, error=None)
+        try:
+            return self._make(job, progress)
+        except KeyboardInterrupt:
+            self._update(job, state=ExportState.INTERRUPTED, error="stopped by Ctrl-C")
+            raise
+
+    def _make(self, job: ExportJob, progress: Progress | None) -> ExportJob:
+        from video_index.media.remux import export_mp4  # PyAV: only where clips are made
+
+        export_id = job.export_id
         if not job.keys:
             return self._update(
                 job, state=ExportState.FAILED, error="no playable video in the window"

@@ -18,7 +18,14 @@ Phases, all recorded in the control item (``pk=control, sk=generation``):
    the old generation's items are deleted in the background.
 
 ``abort`` removes ``building`` (the current generation never stopped serving)
-and drops what was built.
+and drops what was built. An in-process run stopped by Ctrl-C records the phase
+``interrupted`` (before the switch: aborted the same way; after it: the new generation
+serves and the old one was not dropped), never a failure.
+
+The two waits of an in-process run (the settle before the finish, the grace before the
+drop) go through a :data:`Wait` the caller may hand in: the command line shows what it
+waits for and how long, and on a local stack ends the settle as soon as no ingest batch
+is in flight (docs/operations.md#rebuild-on-the-local-stack).
 """
 
 from __future__ import annotations
@@ -48,6 +55,13 @@ from video_index.ops.reconcile import Reconciler
 DEFAULT_SETTLE_SECONDS: Final = 120.0
 #: Longer than the API's generation cache, so no reader still uses the old one.
 DEFAULT_DROP_GRACE_SECONDS: Final = float(REBUILD_DROP_GRACE_SECONDS)
+
+
+#: How an in-process run waits: ``wait(what, seconds)`` — ``what`` is ``settle`` or
+#: ``drop-grace``; it may return early when what it waits for has happened.
+Wait = Callable[[str, float], None]
+#: The reason an in-process run stopped by Ctrl-C records, before and after the switch.
+INTERRUPTED: Final = "interrupted"
 
 
 class RebuildError(Conflict):
@@ -190,7 +204,11 @@ class Rebuilder:
         return written
 
     def finish(
-        self, generation: int, *, settle_seconds: float = DEFAULT_SETTLE_SECONDS
+        self,
+        generation: int,
+        *,
+        settle_seconds: float = DEFAULT_SETTLE_SECONDS,
+        wait: Wait | None = None,
     ) -> RebuildStatus:
         status = self.status()
         if status.building != generation:
@@ -198,9 +216,9 @@ class Rebuilder:
                 f"generation {generation} is not being built (status: {status.phase})"
             )
         started = datetime.fromisoformat(status.started_at or self._now()).timestamp()
-        wait = started + settle_seconds - self._clock()
-        if wait > 0:
-            self._sleep(wait)
+        left = started + settle_seconds - self._clock()
+        if left > 0:
+            (wait or self._wait)("settle", left)
         self._update_control(
             "SET phase = :phase, updated_at = :now",
             "building = :g",
@@ -223,14 +241,14 @@ class Rebuilder:
         )
         return self.status()
 
-    def abort(self, reason: str = "aborted by operator") -> RebuildStatus:
+    def abort(self, reason: str = "aborted by operator", phase: str = "aborted") -> RebuildStatus:
         status = self.status()
         if status.building is None:
             raise RebuildError("no rebuild is running")
         self._update_control(
             "SET phase = :phase, updated_at = :now, #error = :why REMOVE building",
             "building = :g",
-            {":phase": "aborted", ":now": self._now(), ":why": reason, ":g": status.building},
+            {":phase": phase, ":now": self._now(), ":why": reason, ":g": status.building},
             names={"#error": "error"},
         )
         self.drop(status.building)
@@ -249,6 +267,7 @@ class Rebuilder:
         settle_seconds: float = DEFAULT_SETTLE_SECONDS,
         drop_grace_seconds: float = DEFAULT_DROP_GRACE_SECONDS,
         progress: Callable[[RebuildStatus], None] | None = None,
+        wait: Wait | None = None,
     ) -> RebuildStatus:
         """The whole rebuild in this process (the CLI); Step Functions runs the same phases."""
         partitions = partitions_of(objects) if objects is not None else self.plan_partitions()
@@ -260,17 +279,43 @@ class Rebuilder:
                 self.build(generation, [partition])
                 if progress:
                     progress(self.status())
-            status = self.finish(generation, settle_seconds=settle_seconds)
+            status = self.finish(generation, settle_seconds=settle_seconds, wait=wait)
+        except KeyboardInterrupt:
+            if self.status().building == generation:
+                reason = (
+                    f"stopped by Ctrl-C before the switch: generation {status.current} keeps "
+                    "serving, what was built is dropped"
+                )
+                self.abort(reason, phase=INTERRUPTED)
+            raise
         except BaseException as exc:
             if self.status().building == generation:
-                self.abort(f"failed: {exc}")
+                self.abort(f"failed: {type(exc).__name__}" + (f": {exc}" if str(exc) else ""))
             raise
         if progress:
             progress(status)
-        self._sleep(drop_grace_seconds)
+        try:
+            (wait or self._wait)("drop-grace", drop_grace_seconds)
+        except KeyboardInterrupt:
+            self._update_control(
+                "SET phase = :phase, updated_at = :now, #error = :why",
+                "#current = :g",
+                {
+                    ":phase": INTERRUPTED,
+                    ":now": self._now(),
+                    ":why": f"stopped by Ctrl-C after the switch: generation {generation} "
+                    f"serves, generation {status.previous} was not dropped",
+                    ":g": generation,
+                },
+                names={"#error": "error", "#current": "current"},
+            )
+            raise
         if status.previous is not None:
             self.drop(status.previous)
         return self.status()
+
+    def _wait(self, what: str, seconds: float) -> None:
+        self._sleep(seconds)
 
 
 def partitions_of(objects: Iterable[ListedObject]) -> list[Partition]:

@@ -16,6 +16,7 @@ ListExecutions and DescribeExecution.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -50,6 +51,9 @@ class StatusTarget:
     #: Deployed: a Step Functions client and ``{job name: state machine ARN}``.
     stepfunctions: Any = None
     state_machines: dict[str, str] = field(default_factory=dict)
+    #: The API's clock (epoch seconds; a local stack's ``--now`` moves it): silence is
+    #: judged on it, as ``GET /devices`` judges it. None: the real clock.
+    api_clock: Callable[[], float] | None = None
 
 
 def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]:
@@ -67,7 +71,8 @@ def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]
         target.dynamodb, target.table, now or datetime.now(UTC), errors
     )
     status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
-    status["silent"] = _silent(target, now or datetime.now(UTC), errors)
+    api_now = datetime.fromtimestamp(target.api_clock(), tz=UTC) if target.api_clock else None
+    status["silent"] = _silent(target, api_now or now or datetime.now(UTC), errors)
     problems: list[str] = []
     if target.state_machines:
         status["executions"] = {

@@ -55,8 +55,9 @@ class KindTotalsOut(BaseModel):
 class DeviceOut(BaseModel):
     device: str
     kinds: dict[str, KindTotalsOut]
-    #: When the camera stopped uploading (the earliest of its kinds' silences; None while it
-    #: uploads), and whether an operator retired it (docs/operations.md#silent-cameras).
+    #: When the camera stopped uploading (once every kind it uploads is silent, the latest of
+    #: their silences; None while one of them uploads), and whether an operator retired it
+    #: (docs/operations.md#silent-cameras).
     silent_since: str | None = None
     retired: bool = False
 

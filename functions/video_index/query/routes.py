@@ -27,16 +27,15 @@ from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
 from video_index.core.timeunits import iso_ms
 from video_index.query.activity import activity, hours_to_read, parse_step, step_bounds
-from video_index.query.calendar import CalendarError, parse_month, parse_zone
+from video_index.query.calendar import parse_zone
+from video_index.query.devices import calendar_out, device_out
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
     ActivityOut,
     ActivityStepOut,
-    CalendarDayOut,
     CalendarOut,
     DeviceOut,
     DevicePage,
-    KindTotalsOut,
     RangeOut,
     RangesOut,
     SegmentOut,
@@ -103,29 +102,7 @@ def _joined(device: str, entries: list[Entry]) -> dict[str, list[Annotation]] | 
 
 
 def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> DeviceOut:
-    queries = service(Queries)
-
-    def since(chosen: dict[str, KindTotals]) -> str | None:
-        moment = queries.silent_since(chosen, retired)
-        return iso_ms(moment) if moment is not None else None
-
-    return DeviceOut(
-        device=device,
-        kinds={
-            kind: KindTotalsOut(
-                segments=t.segments,
-                bytes=t.bytes,
-                duration_ms=t.duration_ms,
-                first_start=iso_ms(t.first_start_ms) if t.first_start_ms is not None else None,
-                last_start=iso_ms(t.last_start_ms) if t.last_start_ms is not None else None,
-                retention_days=queries.retention_days.get(kind),
-                silent_since=since({kind: t}),
-            )
-            for kind, t in sorted(totals.items())
-        },
-        silent_since=since(totals),
-        retired=retired,
-    )
+    return device_out(service(Queries), device, totals, retired)
 
 
 @router.get("/devices", openapi_extensions=allow(Role.VIEWER), responses=responses())
@@ -156,28 +133,7 @@ def get_device(device: str) -> DeviceOut:
     "/devices/<device>/calendar", openapi_extensions=allow(Role.VIEWER), responses=responses()
 )
 def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC") -> CalendarOut:
-    device = params.device(device)
-    year, month_number = parse_month(month or "")
-    zone = parse_zone(tz or "")
-    try:
-        days = service(Queries).calendar(device, year, month_number, zone)
-    except CalendarError as exc:
-        raise BadInput("tz", exc.message) from None
-    return CalendarOut(
-        device=device,
-        month=f"{year:04d}-{month_number:02d}",
-        tz=str(tz),
-        days=[
-            CalendarDayOut(
-                date=day.date.isoformat(),
-                has_video=day.has_video,
-                segments=day.segments,
-                bytes=day.bytes,
-                video_ms=day.video_ms,
-            )
-            for day in days
-        ],
-    )
+    return calendar_out(service(Queries), params.device(device), month, tz)
 
 
 @router.get(

@@ -168,6 +168,37 @@ def upload_segment(
         raise UploadArgumentError("path", f"cannot read {str(path)!r}: {reason}") from None
 
 
+def upload_key(
+    path: str | os.PathLike[str],
+    *,
+    kind: str,
+    device: str,
+    start: datetime,
+    duration_ms: int,
+    ext: str | None = None,
+    as_is: bool = False,
+) -> tuple[str, bool]:
+    """The key :func:`upload_segment` would upload the file under, computed over the bytes
+    it would send, and whether those differ from the file's (a progressive MP4 stored
+    fragmented). Raises :class:`UploadArgumentError` as the upload would."""
+    path = Path(path)
+    draft = _check_arguments(
+        kind, device, start, duration_ms, ext or path.suffix.lstrip(".").lower()
+    )
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            stream, sent = _streamable(draft, file, size, as_is)
+            digest = segment_id_hasher(draft.kind, draft.device, draft.start, draft.duration_ms)
+            for chunk in read_chunks(stream, 0, sent):
+                digest.update(chunk)
+            rewritten = stream is not file
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UploadArgumentError("path", f"cannot read {str(path)!r}: {reason}") from None
+    return format_key(draft.model_copy(update={"id": digest.hexdigest()[:ID_DIGITS]})), rewritten
+
+
 def _streamable(
     draft: SegmentKey, stream: BinaryIO, size: int, as_is: bool
 ) -> tuple[BinaryIO, int]:
