@@ -27,7 +27,9 @@ from constructs import Construct
 from infra.nag import segment_objects_acknowledgment
 from infra.settings import REPLICATION_ON, StackSettings
 from infra.storage import SegmentStorage, _private_bucket
-from video_index.core.contract import INDEXED_PREFIX
+from infra.wiring import Statements, Wiring
+from video_index.core.contract import ENV_REPLICA_BUCKET, INDEXED_PREFIX
+from video_index.core.functions import Access
 
 #: Id of the replication rule on the segment bucket.
 RULE_ID = "replicate-v1"
@@ -93,6 +95,13 @@ class SegmentReplica(Construct):
                 self.bucket, "Only s3:Replicate* into the replica's indexed tree."
             ),
         )
+        Wiring.of(self).provide(
+            ENV_REPLICA_BUCKET,
+            self,
+            self.bucket.bucket_name,
+            replica_grants(self.bucket),
+            objects=self.bucket,
+        )
         cfn = source.node.default_child
         assert isinstance(cfn, s3.CfnBucket)
         cfn.replication_configuration = s3.CfnBucket.ReplicationConfigurationProperty(
@@ -130,3 +139,35 @@ class SegmentReplica(Construct):
             )
         )
         return rules
+
+
+def replica_grants(replica: s3.IBucket) -> dict[Access, Statements]:
+    """What each access to the replica means: ``READ`` lists it and reads its ``v1/``
+    (copying back reads the object or the version); ``ERASE`` deletes versions under
+    ``v1/`` and lists them (version deletes are not replicated: an erasure erases in the
+    replica too). Nothing writes into it but replication."""
+    objects = replica.arn_for_objects(f"{INDEXED_PREFIX}*")
+    return {
+        Access.READ: lambda: [
+            iam.PolicyStatement(
+                sid="ListReplica", actions=["s3:ListBucket"], resources=[replica.bucket_arn]
+            ),
+            iam.PolicyStatement(
+                sid="CopyFromReplica",
+                actions=["s3:GetObject", "s3:GetObjectVersion"],
+                resources=[objects],
+            ),
+        ],
+        Access.ERASE: lambda: [
+            iam.PolicyStatement(
+                sid="ListReplicaVersions",
+                actions=["s3:ListBucketVersions"],
+                resources=[replica.bucket_arn],
+            ),
+            iam.PolicyStatement(
+                sid="EraseReplicaVersions",
+                actions=["s3:DeleteObjectVersion"],
+                resources=[objects],
+            ),
+        ],
+    }
