@@ -12,10 +12,12 @@ import pytest
 from tests.support.deletion_world import Clock
 from video_index.api.access import configure_policy
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
 from video_index.core.access import AccessPolicy
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.service import Holds, HoldsHeldWindows
 from worlds import events as ev
 from worlds.api_world import ApiWorld, at, make_world
 
@@ -36,12 +38,13 @@ def clock() -> Clock:
 @pytest.fixture
 def world(aws: None, clock: Clock) -> Iterator[ApiWorld]:
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "read-model", deletions="deletions")
+    create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
     made = make_world(dynamodb, "read-model")
     made.services.deletions = DeletionJobs(
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(made.s3, ev.BUCKET),
         enqueue=lambda _: None,
+        holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),
         clock=clock,
     )
     configure_policy(AccessPolicy(deletions_per_day=3))

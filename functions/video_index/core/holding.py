@@ -12,7 +12,7 @@ holds table (fail closed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,16 +41,6 @@ class HeldWindows(Protocol):
     def windows(self, device: str, from_ms: int, to_ms: int) -> Sequence[HeldWindow]:
         """The holds of ``device`` overlapping ``[from_ms, to_ms)`` (``from < to``)."""
         ...
-
-
-class StaticHolds:
-    """A fixed list of holds (tests, and a snapshot read once for a batch)."""
-
-    def __init__(self, holds: Iterable[HeldWindow]) -> None:
-        self._holds = tuple(holds)
-
-    def windows(self, device: str, from_ms: int, to_ms: int) -> Sequence[HeldWindow]:
-        return [h for h in self._holds if h.device == device and h.overlaps(from_ms, to_ms)]
 
 
 def is_held(holds: HeldWindows, segment: SegmentKey) -> bool:
