@@ -51,9 +51,16 @@ def build_deletion_jobs(
     enqueue: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.time,
     lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    runs_jobs: bool = True,
 ) -> DeletionJobs:
-    """Deletion jobs of the deployment; ``enqueue`` defaults to the deletion queue."""
-    replica = ObjectStore(clients.s3, settings.replica_bucket) if settings.replica_bucket else None
+    """Deletion jobs of the deployment; ``enqueue`` defaults to the deletion queue. Without
+    ``runs_jobs`` (the API records, reads and withdraws requests, and never runs a job)
+    the replica an erasure erases in is not read."""
+    replica = (
+        ObjectStore(clients.s3, settings.replica_bucket)
+        if runs_jobs and settings.replica_bucket
+        else None
+    )
     return DeletionJobs(
         deletion_table(settings, clients),
         ObjectStore(clients.s3, settings.bucket),
