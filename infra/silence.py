@@ -43,7 +43,7 @@ class SilentCameras(Construct):
             timeout=Duration.minutes(5),
             memory_size=512,
         )
-        self.function, self.role = check.function, check.role
+        self.function, self.role, self.log_group = check.function, check.role, check.log_group
         events.Rule(
             self,
             "Schedule",

@@ -107,6 +107,15 @@ class Wiring(Construct):
             )
         self._resources[setting] = Resource(owner.node.path, value, dict(grants or {}), objects)
 
+    @property
+    def functions(self) -> tuple[FunctionSpec, ...]:
+        """The specs of the functions wired so far."""
+        return tuple(wired.spec for wired in self._functions)
+
+    def provides(self, setting: str) -> bool:
+        """Whether a resource of the stack provides ``setting``."""
+        return setting in self._resources
+
     def provide_value(self, setting: str, owner: IConstruct, value: str | None) -> None:
         """A plain value (none: the stack leaves the setting out, its default applies)."""
         if value is not None:
@@ -177,7 +186,7 @@ class _Applied:
         self._wiring = wiring
 
     def validate(self) -> list[str]:
-        if self._wiring.applied:
+        if self._wiring.applied or not self._wiring.functions:
             return []
         return ["the wiring of the functions' settings was never applied (Wiring.apply)"]
 

@@ -17,17 +17,17 @@ import pytest
 from aws_cdk import App, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_integrations as integrations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
 from app import build
 from infra.api import QueryApi
 from infra.settings import SettingsError, StackSettings
-from tests.infra.template import Synth, as_list, synthesize
+from infra.wiring import provide_settings
+from tests.infra.template import Synth, as_list, stand_ins, synthesize
+from video_index.core.functions import API
 from video_index.core.table_schema import annotations_table_definition, read_model_table_definition
 
 ISSUER = "https://issuer.example.com/pool-1"
@@ -77,19 +77,10 @@ def _api_only(context: Mapping[str, Any]) -> tuple[Synth, QueryApi]:
     """Only the API construct (with a plain bucket and table): cheap to synthesize."""
     app = App(context=dict(context))
     stack = Stack(app, "ApiOnly")
-    bucket = s3.Bucket(stack, "Bucket")
-    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-    table = dynamodb.Table(stack, "Table", partition_key=key)
-    annotations = dynamodb.Table(stack, "Annotations", partition_key=key)
-    api = QueryApi(
-        stack,
-        "Api",
-        settings=StackSettings.from_context(app),
-        bucket=bucket,
-        table=table,
-        annotations_table=annotations,
-        export_queue=sqs.Queue(stack, "Exports", enforce_ssl=True),
-    )
+    settings = StackSettings.from_context(app)
+    provide_settings(stack, settings)
+    api = QueryApi(stack, "Api", settings=settings, bucket=s3.Bucket(stack, "Bucket"))
+    stand_ins(stack, API)
     return Synth(app=app, stack=stack, template=Template.from_stack(stack)), api
 
 

@@ -16,13 +16,6 @@ from cdk_nag import AwsSolutionsChecks
 from infra.settings import SettingsError, StackSettings
 from tests.infra.template import Synth, as_list, joined, statements_by_sid, synthesize
 
-
-@pytest.fixture(scope="module")
-def replica_synth() -> Synth:
-    # Given the app synthesized with -c replication=on
-    return synthesize({"replication": "on"})
-
-
 # --- the requests table ----------------------------------------------------------------------
 
 

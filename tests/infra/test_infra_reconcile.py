@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from aws_cdk import App, CfnElement, Stack, Validations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
@@ -26,8 +25,10 @@ from constructs import IConstruct
 from infra.ops import ReconcileAndRebuild
 from infra.settings import SettingsError, StackSettings
 from infra.storage import SegmentStorage
-from tests.infra.template import Synth, as_list, definition_of, joined, statements_by_sid
+from infra.wiring import provide_settings
+from tests.infra.template import Synth, as_list, definition_of, joined, stand_ins, statements_by_sid
 from video_index.core import contract
+from video_index.core.functions import RECONCILE
 
 LAMBDA_INVOKE = "arn:${AWS::Partition}:states:::lambda:invoke"
 #: CDK's default retry of Lambda service errors on every LambdaInvoke task.
@@ -44,12 +45,10 @@ def _reconcile_only(context: Mapping[str, Any]) -> tuple[Stack, ReconcileAndRebu
     app = App(context=dict(context))
     settings = StackSettings.from_context(app)
     stack = Stack(app, "ReconcileOnly")
+    provide_settings(stack, settings)
     storage = SegmentStorage(stack, "Storage", settings=settings)
-    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-    table = dynamodb.Table(stack, "Table", partition_key=key)
-    reconcile = ReconcileAndRebuild(
-        stack, "Reconcile", settings=settings, storage=storage, table=table
-    )
+    reconcile = ReconcileAndRebuild(stack, "Reconcile", settings=settings, storage=storage)
+    stand_ins(stack, RECONCILE)
     return stack, reconcile, Template.from_stack(stack)
 
 
