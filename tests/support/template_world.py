@@ -122,9 +122,5 @@ def _table(dynamodb: Any, name: str, props: Mapping[str, Any]) -> None:
         KeySchema=props["KeySchema"],
         AttributeDefinitions=props["AttributeDefinitions"],
         BillingMode="PAY_PER_REQUEST",
-        **(
-            {"StreamSpecification": {"StreamEnabled": True, **stream}}
-            if stream
-            else {}
-        ),
+        **({"StreamSpecification": {"StreamEnabled": True, **stream}} if stream else {}),
     )
