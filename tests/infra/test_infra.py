@@ -446,7 +446,7 @@ def test_ingest_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) 
     assert sorted(xray[0]["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
     # And the rest, one statement per grant of its needs: the segments (read, delete,
     # erase), the read model (read, write), the DLQ, the deletion windows, the holds
-    assert len(statements) == 16
+    assert len(statements) == 15
 
 
 # --- read model -------------------------------------------------------------------------------

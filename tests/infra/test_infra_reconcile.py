@@ -187,7 +187,7 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
     assert by_sid["HoldsRead"]["Resource"] == synth.arn(synth.stack.holds.table)
     # (the rest, the segments read, deleted and erased under v1/, in the test below and in
     # tests/infra/test_wiring.py)
-    assert len(statements) == 18
+    assert len(statements) == 17
 
 
 def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Synth) -> None:
