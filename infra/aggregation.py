@@ -85,24 +85,7 @@ class Aggregation(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
-        #: Where Lambda describes a batch that failed every retry (shard, sequence
-        #: numbers): kept for SQS's maximum, 14 days (docs/operations.md).
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-        )
-        Validations.of(self.dead_letter_queue).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-SQS3",
-                reason=(
-                    "It is a dead-letter queue: the on-failure destination of the stream "
-                    "event source mapping, which cdk-nag does not recognize as a redrive."
-                ),
-            )
-        )
+        self.dead_letter_queue = self._dead_letter_queue()
         lambda_function = python_function(
             self,
             settings=settings,
@@ -156,6 +139,27 @@ class Aggregation(Construct):
             filters=[lambda_.FilterCriteria.filter(segment_change_pattern())],
             on_failure=event_sources.SqsDlq(self.dead_letter_queue),
         )
+
+    def _dead_letter_queue(self) -> sqs.Queue:
+        """Where Lambda describes a batch that failed every retry (shard, sequence
+        numbers): kept for SQS's maximum, 14 days (docs/operations.md)."""
+        queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        )
+        Validations.of(queue).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-SQS3",
+                reason=(
+                    "It is a dead-letter queue: the on-failure destination of the stream "
+                    "event source mapping, which cdk-nag does not recognize as a redrive."
+                ),
+            )
+        )
+        return queue
 
     @property
     def lag_alarm_threshold_ms(self) -> int:

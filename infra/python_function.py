@@ -130,25 +130,13 @@ def python_function(
         retention=settings.log_retention,
         removal_policy=RemovalPolicy.DESTROY,
     )
-    role = iam.Role(
+    role = _role(
         scope,
-        "Role",
-        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-        description=description if role_description is None else role_description,
+        description if role_description is None else role_description,
+        log_group,
+        statements,
+        acknowledgments,
     )
-    own_logs = iam.PolicyStatement(
-        sid="WriteOwnLogs",
-        actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-        resources=[log_group.log_group_arn],
-    )
-    for statement in (own_logs, *statements):
-        role.add_to_principal_policy(statement)
-    # One reason per finding: a caller acknowledging ``Resource::*`` for its own reason
-    # says why for X-Ray too (a second acknowledgment of an id would replace the first).
-    tracing = [TRACING_ACKNOWLEDGMENT]
-    if any(a.id == TRACING_ACKNOWLEDGMENT.id for a in acknowledgments):
-        tracing = []
-    Validations.of(role).acknowledge(*acknowledgments, *tracing)
     powertools = lambda_.LayerVersion.from_layer_version_arn(
         scope, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(scope).region)
     )
@@ -175,6 +163,37 @@ def python_function(
     Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
     Wiring.of(scope).wire(spec, function, role)
     return PythonFunction(log_group=log_group, role=role, function=function)
+
+
+def _role(
+    scope: Construct,
+    description: str,
+    log_group: logs.LogGroup,
+    statements: Sequence[iam.PolicyStatement],
+    acknowledgments: Sequence[Acknowledgment],
+) -> iam.Role:
+    """The execution role: its own logs and ``statements`` (its needs' grants follow from
+    the wiring), with the cdk-nag acknowledgments they imply."""
+    role = iam.Role(
+        scope,
+        "Role",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=description,
+    )
+    own_logs = iam.PolicyStatement(
+        sid="WriteOwnLogs",
+        actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources=[log_group.log_group_arn],
+    )
+    for statement in (own_logs, *statements):
+        role.add_to_principal_policy(statement)
+    # One reason per finding: a caller acknowledging ``Resource::*`` for its own reason
+    # says why for X-Ray too (a second acknowledgment of an id would replace the first).
+    tracing = [TRACING_ACKNOWLEDGMENT]
+    if any(a.id == TRACING_ACKNOWLEDGMENT.id for a in acknowledgments):
+        tracing = []
+    Validations.of(role).acknowledge(*acknowledgments, *tracing)
+    return role
 
 
 @jsii.implements(ILocalBundling)

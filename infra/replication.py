@@ -59,42 +59,7 @@ class SegmentReplica(Construct):
             # The copy of the source of truth: never deleted with the stack.
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("s3.amazonaws.com"),
-            description="video-index replication: segment bucket v1/ -> replica bucket",
-        )
-        for statement in (
-            iam.PolicyStatement(
-                sid="ReadReplicationConfiguration",
-                actions=["s3:GetReplicationConfiguration", "s3:ListBucket"],
-                resources=[source.bucket_arn],
-            ),
-            iam.PolicyStatement(
-                sid="ReadSourceVersions",
-                actions=[
-                    "s3:GetObjectVersionForReplication",
-                    "s3:GetObjectVersionAcl",
-                    "s3:GetObjectVersionTagging",
-                ],
-                resources=[source.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            iam.PolicyStatement(
-                sid="ReplicateIntoReplica",
-                actions=["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
-                resources=[self.bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-        ):
-            self.role.add_to_principal_policy(statement)
-        Validations.of(self.role).acknowledge(
-            segment_objects_acknowledgment(
-                source, "Only the three s3:GetObjectVersion*ForReplication reads S3 needs."
-            ),
-            segment_objects_acknowledgment(
-                self.bucket, "Only s3:Replicate* into the replica's indexed tree."
-            ),
-        )
+        self.role = self._replication_role(source)
         Wiring.of(self).provide(
             ENV_REPLICA_BUCKET,
             self,
@@ -122,6 +87,47 @@ class SegmentReplica(Construct):
                 )
             ],
         )
+
+    def _replication_role(self, source: s3.IBucket) -> iam.Role:
+        """Reads the source's versions for replication under ``v1/`` and replicates
+        (objects, delete markers, tags) into the replica under ``v1/``; nothing else."""
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("s3.amazonaws.com"),
+            description="video-index replication: segment bucket v1/ -> replica bucket",
+        )
+        for statement in (
+            iam.PolicyStatement(
+                sid="ReadReplicationConfiguration",
+                actions=["s3:GetReplicationConfiguration", "s3:ListBucket"],
+                resources=[source.bucket_arn],
+            ),
+            iam.PolicyStatement(
+                sid="ReadSourceVersions",
+                actions=[
+                    "s3:GetObjectVersionForReplication",
+                    "s3:GetObjectVersionAcl",
+                    "s3:GetObjectVersionTagging",
+                ],
+                resources=[source.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+            iam.PolicyStatement(
+                sid="ReplicateIntoReplica",
+                actions=["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
+                resources=[self.bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+            ),
+        ):
+            role.add_to_principal_policy(statement)
+        Validations.of(role).acknowledge(
+            segment_objects_acknowledgment(
+                source, "Only the three s3:GetObjectVersion*ForReplication reads S3 needs."
+            ),
+            segment_objects_acknowledgment(
+                self.bucket, "Only s3:Replicate* into the replica's indexed tree."
+            ),
+        )
+        return role
 
     @staticmethod
     def _lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:

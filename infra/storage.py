@@ -131,6 +131,11 @@ class SegmentStorage(Construct):
         )
         self.inventory_prefix = INVENTORY_PREFIX
         self.inventory_id = INVENTORY_ID
+        self._provide()
+
+    def _provide(self) -> None:
+        """The segment bucket, the reports bucket and the inventory destination, as the
+        functions that declare them get them (``infra/wiring.py``)."""
         wiring = Wiring.of(self)
         wiring.provide(
             ENV_BUCKET,
