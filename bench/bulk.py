@@ -127,12 +127,14 @@ def extrapolate(restore_rate: float, delete_rate: float) -> list[str]:
 def _measure(count: int) -> list[dict[str, Any]]:
     from bench.deletion import FIRST, LATENCY_MS, Latency, _fill, _keys
     from video_index.aws.deletions import DeletionTable
+    from video_index.aws.holds import HoldStore
     from video_index.aws.objects import ObjectStore
     from video_index.bulk import deletion_units, restore_units
     from video_index.bulk.payloads import DeleteInput, RestoreBatchInput
     from video_index.core.table_schema import create_tables
     from video_index.core.timeunits import to_epoch_ms
     from video_index.deletion.jobs import DeletionJobs
+    from video_index.holds.service import Holds, HoldsHeldWindows
     from video_index.local import s3_fidelity
     from video_index.local.aws import client, isolated_session
     from video_index.local.stack import MotoServer
@@ -145,7 +147,7 @@ def _measure(count: int) -> list[dict[str, Any]]:
         session = isolated_session()
         s3 = client(session, "s3", moto.endpoint)
         dynamodb = client(session, "dynamodb", moto.endpoint)
-        create_tables(dynamodb, "read-model", deletions="deletions")
+        create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
         for latency_ms in (0, LATENCY_MS):
             replica, target, doomed = (f"bulk-{n}-{latency_ms}" for n in ("r", "t", "d"))
             for name in (replica, target, doomed):
@@ -171,6 +173,7 @@ def _measure(count: int) -> list[dict[str, Any]]:
                     DeletionTable(dynamodb, "deletions"),
                     ObjectStore(s3, doomed),
                     enqueue=lambda _: None,
+                    holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),
                 )
                 window = DeleteInput(
                     devices=["cam-unit"],

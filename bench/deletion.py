@@ -215,7 +215,7 @@ def _measure(count: int) -> dict[str, Any]:
         session = isolated_session()
         s3 = client(session, "s3", moto.endpoint)
         dynamodb = client(session, "dynamodb", moto.endpoint)
-        create_tables(dynamodb, "read-model", deletions="deletions")
+        create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
         meter = Meter(s3)
         restores: list[dict[str, Any]] = []
         for latency_ms in (0, LATENCY_MS):
@@ -238,9 +238,11 @@ def _versioned_bucket(s3: Any, name: str) -> str:
 def _measure_deletes(s3: Any, dynamodb: Any, meter: Meter, count: int) -> list[dict[str, Any]]:
     """A deletion job (markers, then erase) against the baseline of one DeleteObject a key."""
     from video_index.aws.deletions import DeletionTable
+    from video_index.aws.holds import HoldStore
     from video_index.aws.objects import ObjectStore
     from video_index.core.timeunits import to_epoch_ms
     from video_index.deletion.jobs import DeletionJobs
+    from video_index.holds.service import Holds, HoldsHeldWindows
 
     out: list[dict[str, Any]] = []
     low, high = to_epoch_ms(FIRST), to_epoch_ms(FIRST + timedelta(days=3))
@@ -248,7 +250,10 @@ def _measure_deletes(s3: Any, dynamodb: Any, meter: Meter, count: int) -> list[d
         name = _versioned_bucket(s3, f"bench-job-{'erase' if erase else 'markers'}")
         _fill(s3, name, _keys(count))
         jobs = DeletionJobs(
-            DeletionTable(dynamodb, "deletions"), ObjectStore(s3, name), enqueue=lambda _: None
+            DeletionTable(dynamodb, "deletions"),
+            ObjectStore(s3, name),
+            enqueue=lambda _: None,
+            holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),  # read every batch
         )
         request = jobs.create(DEVICE, low, high, kind="video", erase=erase, created_by="bench")
         meter.take()

@@ -23,8 +23,9 @@ What the event source mapping promises the consumer, and why:
 * The batching window is the deployment's trade of freshness for cost: every
   bucket or device item a batch touches is written once per batch.
 
-The role gets exactly what the handler does, written out (no ``grant_*`` helper,
-which would add ``dynamodb:ListStreams`` and more than the handler uses).
+The role gets exactly what the handler does: its spec's reads and writes of the read
+model (``core/functions.py``) and the stream's reads written out here (no ``grant_*``
+helper, which would add more than the handler uses).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from aws_cdk import Acknowledgment, Duration, Validations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -42,18 +42,9 @@ from constructs import Construct
 from infra.limits import DLQ_RETENTION_DAYS
 from infra.python_function import python_function
 from infra.settings import StackSettings
-from video_index.core.contract import (
-    AGGREGATE_HANDLER,
-    AGGREGATE_SERVICE_NAME,
-    ENV_GAP_TOLERANCE_MS,
-    ENV_TABLE,
-)
+from video_index.core.functions import AGGREGATE
 from video_index.core.keys import KINDS
 
-#: Item actions the consumer performs on the read model: read an aggregate (and the
-#: generations), put it back conditioned on its version, query segment items to
-#: recount an hour's coverage or a kind's first/last start after a removal.
-AGGREGATE_TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
 #: What Lambda's stream poller does with the function's role, on the stream only.
 STREAM_READ_ACTIONS: Final = [
     "dynamodb:DescribeStream",
@@ -90,47 +81,22 @@ class Aggregation(Construct):
         construct_id: str,
         *,
         settings: StackSettings,
-        table: dynamodb.ITable,
         stream_arn: str,
     ) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
-        #: Where Lambda describes a batch that failed every retry (shard, sequence
-        #: numbers): kept for SQS's maximum, 14 days (docs/operations.md).
-        self.dead_letter_queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-        )
-        Validations.of(self.dead_letter_queue).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-SQS3",
-                reason=(
-                    "It is a dead-letter queue: the on-failure destination of the stream "
-                    "event source mapping, which cdk-nag does not recognize as a redrive."
-                ),
-            )
-        )
+        self.dead_letter_queue = self._dead_letter_queue()
         lambda_function = python_function(
             self,
             settings=settings,
-            handler=AGGREGATE_HANDLER,
-            service_name=AGGREGATE_SERVICE_NAME,
+            spec=AGGREGATE,
             description="video-index aggregation: read-model stream -> buckets and device totals",
             timeout=Duration.seconds(settings.aggregation_timeout_seconds),
             memory_size=settings.aggregation_memory_mb,
-            environment={
-                ENV_TABLE: table.table_name,
-                ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
-            },
+            # The read model's items are its spec's (read an aggregate, put it back
+            # conditioned on its version, query segment items to recount); its stream is
+            # read here.
             statements=[
-                iam.PolicyStatement(
-                    sid="AggregateItems",
-                    actions=list(AGGREGATE_TABLE_ACTIONS),
-                    resources=[table.table_arn],
-                ),
                 iam.PolicyStatement(
                     sid="ReadModelStream",
                     actions=list(STREAM_READ_ACTIONS),
@@ -173,6 +139,27 @@ class Aggregation(Construct):
             filters=[lambda_.FilterCriteria.filter(segment_change_pattern())],
             on_failure=event_sources.SqsDlq(self.dead_letter_queue),
         )
+
+    def _dead_letter_queue(self) -> sqs.Queue:
+        """Where Lambda describes a batch that failed every retry (shard, sequence
+        numbers): kept for SQS's maximum, 14 days (docs/operations.md)."""
+        queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        )
+        Validations.of(queue).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-SQS3",
+                reason=(
+                    "It is a dead-letter queue: the on-failure destination of the stream "
+                    "event source mapping, which cdk-nag does not recognize as a redrive."
+                ),
+            )
+        )
+        return queue
 
     @property
     def lag_alarm_threshold_ms(self) -> int:

@@ -4,8 +4,9 @@ Wiring of docs/api.md: one API Gateway HTTP API with exactly the paths the resol
 documents, each with every method but ``OPTIONS`` (no ``$default`` catch-all, so an
 unknown path is answered by API Gateway and never invokes the function), every route behind the
 authorizer chosen at deploy time (``api_auth``: IAM/SigV4 by default, or JWT). The
-Lambda gets exactly the permissions the handler uses, written out here instead of the
-``grant_*`` helpers, so a review of this file is a review of its privileges.
+Lambda gets what its spec declares (``core/functions.py``, granted by the owners of
+each resource, ``infra/wiring.py``) and the export objects written out here, never
+the ``grant_*`` helpers.
 """
 
 from __future__ import annotations
@@ -17,48 +18,27 @@ from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
-from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.access import RolePolicies
 from infra.cursor_key import CursorKeySecret
 from infra.limits import API_AUTH_JWT
-from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
-from infra.python_function import (
-    PythonFunction,
-    derived_media_statement,
-    python_function,
-    segment_read_statements,
-)
+from infra.nag import derived_objects_acknowledgment
+from infra.python_function import PythonFunction, derived_media_statement, python_function
 from infra.settings import StackSettings
 from infra.viewer import viewer_environment
-from video_index.core.access import ENV_ACCESS_POLICY
+from infra.wiring import Wiring
 from video_index.core.contract import (
-    API_HANDLER,
-    API_SERVICE_NAME,
     CORS_ALLOWED_HEADERS,
     CORS_ALLOWED_METHODS,
     CORS_EXPOSED_HEADERS,
     CORS_MAX_AGE_SECONDS,
-    ENV_ANNOTATIONS_TABLE,
-    ENV_BUCKET,
-    ENV_CURSOR_KEY_SECRET,
-    ENV_EXPORT_QUEUE_URL,
-    ENV_FRESH_WINDOW_SECONDS,
-    ENV_GAP_TOLERANCE_MS,
-    ENV_MAX_EXPORT_BYTES,
-    ENV_PRESIGN_SECONDS,
-    ENV_RETENTION_DAYS,
-    ENV_SILENT_AFTER_SECONDS,
-    ENV_TABLE,
-    ENV_TOMBSTONE_DAYS,
     EXPORTS_PREFIX,
     VIEWER_PATHS,
 )
+from video_index.core.functions import API
 from video_index.viewer.assets import VENDOR_ASSET_PATH, npm_hls_js
 
 
@@ -99,28 +79,6 @@ VIEWER_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
     ),
 )
 
-#: Read-model reads of every route: one item by key, a key-range query, or (whether the
-#: segments of a page of annotations still exist) up to 100 items by key.
-READ_MODEL_READ_ACTIONS: Final = ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"]
-#: Annotations (docs/annotations.md): Query reads versions and windows; a change is one
-#: transaction of a conditional put of the new version (PutItem), puts and deletes of
-#: the window copies (PutItem, DeleteItem) and a condition check. Nothing else: no
-#: UpdateItem, no Scan, no batch writes. Versions are never deleted by any code path.
-ANNOTATIONS_ACTIONS: Final = [
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-]
-#: Read repair: ``GET .../segments/{kind}/{name}`` finds the object gone and corrects that one key
-#: through the ingest code path (an optimistic put/update, a transaction with a
-#: condition check on the same table). No DeleteItem: a removal is written as a tombstone.
-READ_REPAIR_ACTIONS: Final = [
-    "dynamodb:ConditionCheckItem",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-]
-
 #: Access log line (JSON) of the default stage: who asked what, and how it ended. The
 #: caller is the JWT's ``sub`` or the IAM caller's ARN (the principal the API records in
 #: deletion requests, exports and annotations); ``path`` names the device
@@ -156,20 +114,12 @@ class QueryApi(Construct):
         *,
         settings: StackSettings,
         bucket: s3.IBucket,
-        table: dynamodb.ITable,
-        annotations_table: dynamodb.ITable,
-        export_queue: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
         self.viewer_enabled = settings.viewer_enabled
+        # The key its page cursors are sealed with (docs/api.md#pages-and-cursors).
         self.cursor_key = CursorKeySecret(self, "CursorKey")
-        lambda_function = self._function(
-            settings=settings,
-            bucket=bucket,
-            table=table,
-            annotations_table=annotations_table,
-            export_queue=export_queue,
-        )
+        lambda_function = self._function(settings, bucket)
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
         self.function = lambda_function.function
@@ -243,63 +193,18 @@ class QueryApi(Construct):
             ):
                 Validations.of(route).acknowledge(VIEWER_ROUTE_ACKNOWLEDGMENT)
 
-    def _function(
-        self,
-        *,
-        settings: StackSettings,
-        bucket: s3.IBucket,
-        table: dynamodb.ITable,
-        annotations_table: dynamodb.ITable,
-        export_queue: sqs.IQueue,
-    ) -> PythonFunction:
-        """The API Lambda; its role has only what the handler does."""
-        statements = [
-            iam.PolicyStatement(
-                sid="ReadModelRead",
-                actions=list(READ_MODEL_READ_ACTIONS),
-                resources=[table.table_arn],
-            ),
-            iam.PolicyStatement(
-                sid="ReadRepair",
-                actions=list(READ_REPAIR_ACTIONS),
-                resources=[table.table_arn],
-            ),
-            # HEAD checks that a segment still exists; presigned GET URLs are signed with
-            # this role; the freshness merge lists recent hour prefixes under v1/.
-            *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
-            # Export jobs written and read, clips presigned (renditions: infra/media.py).
-            derived_media_statement(
-                bucket,
-                "ReadWriteDerivedMedia",
-                ["s3:GetObject", "s3:PutObject"],
-                [EXPORTS_PREFIX],
-            ),
-            # The one function with access to the annotations table (primary data).
-            iam.PolicyStatement(
-                sid="ReadWriteAnnotations",
-                actions=list(ANNOTATIONS_ACTIONS),
-                resources=[annotations_table.table_arn],
-            ),
-            iam.PolicyStatement(
-                sid="QueueExports",
-                actions=["sqs:SendMessage"],
-                resources=[export_queue.queue_arn],
-            ),
-            self.cursor_key.read_statement(),
-        ]
-        acknowledgments = [
-            segment_objects_acknowledgment(
-                bucket, "Only s3:GetObject (HEAD and presigned GET of segments)."
-            ),
-            derived_objects_acknowledgment(
-                bucket, EXPORTS_PREFIX, "Export jobs are written and read by their id."
-            ),
-        ]
+    def _function(self, settings: StackSettings, bucket: s3.IBucket) -> PythonFunction:
+        """The API Lambda: its spec's grants (``core/functions.py``: the read model, segments,
+        annotations, deletion requests, holds, the export and deletion queues) and the
+        export objects, written out here."""
+        # What the viewer's page needs (docs/viewer.md): values of this function's spec.
+        wiring = Wiring.of(self)
+        for setting, value in viewer_environment(settings, bucket, Stack.of(self).region).items():
+            wiring.provide_value(setting, self, value)
         return python_function(
             self,
             settings=settings,
-            handler=API_HANDLER,
-            service_name=API_SERVICE_NAME,
+            spec=API,
             description="video-index API: read model and segments over HTTP",
             role_description=(
                 "video-index API: reads the read model and segments, repairs one key, "
@@ -307,28 +212,20 @@ class QueryApi(Construct):
             ),
             timeout=Duration.seconds(settings.api_timeout_seconds),
             memory_size=settings.api_memory_mb,
-            environment={
-                ENV_BUCKET: bucket.bucket_name,
-                ENV_TABLE: table.table_name,
-                ENV_ANNOTATIONS_TABLE: annotations_table.table_name,
-                ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
-                ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
-                ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
-                ENV_FRESH_WINDOW_SECONDS: str(settings.fresh_window_seconds),
-                ENV_EXPORT_QUEUE_URL: export_queue.queue_url,
-                ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
-                ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
-                ENV_RETENTION_DAYS: json.dumps(settings.retention_days),
-                ENV_CURSOR_KEY_SECRET: self.cursor_key.secret.secret_arn,
-                **viewer_environment(settings, bucket, Stack.of(self).region),
-                **(
-                    {ENV_ACCESS_POLICY: settings.access_policy}
-                    if settings.access_policy is not None
-                    else {}
+            statements=[
+                # Export jobs written and read, clips presigned (renditions: infra/media.py).
+                derived_media_statement(
+                    bucket,
+                    "ReadWriteDerivedMedia",
+                    ["s3:GetObject", "s3:PutObject"],
+                    [EXPORTS_PREFIX],
                 ),
-            },
-            statements=statements,
-            acknowledgments=acknowledgments,
+            ],
+            acknowledgments=[
+                derived_objects_acknowledgment(
+                    bucket, EXPORTS_PREFIX, "Export jobs are written and read by their id."
+                ),
+            ],
             # The viewer's player library, from npm (docs/viewer.md): never committed.
             extra_files={VENDOR_ASSET_PATH: npm_hls_js()} if settings.viewer_enabled else None,
         )

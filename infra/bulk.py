@@ -12,11 +12,12 @@
 Distributed Map, not S3 Batch Operations (per-object fees, no second-run skip, no live
 check of windows and holds): docs/bulk.md has the whole comparison.
 
-Least privilege, written out here: the bulk Lambda copies from the replica into ``v1/``
-of the segment bucket and deletes there (and, erasing, in the replica), reads and
-writes only its own run objects in the reports bucket and the inventory reports, and
-records and runs deletion requests; the state machines may only invoke it, read their
-unit lists and write their map results.
+Least privilege: the bulk Lambda's spec (``core/functions.py``) lets it copy from the
+replica into ``v1/`` of the segment bucket and delete there (and, erasing, in the
+replica) around the holds, and record and run deletion requests; written out here, it
+reads and writes only its own run objects in the reports bucket and the inventory
+reports; the state machines may only invoke it, read their unit lists and write their
+map results.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from __future__ import annotations
 from typing import Final
 
 from aws_cdk import Acknowledgment, CfnOutput, Duration, RemovalPolicy, Size, Stack
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
@@ -32,15 +32,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.bulk_roles import (
-    SEGMENT_WRITE_ACTIONS,
-    TABLE_ACTIONS,
-    allow_children,
-    machine_role,
-    replica_statements,
-)
+from infra.bulk_roles import allow_children, machine_role
 from infra.deletion import erased_media_grants
-from infra.nag import logical_id, segment_objects_acknowledgment
+from infra.nag import logical_id
 from infra.python_function import PythonFunction, python_function, run_reports_statements
 from infra.settings import StackSettings
 from infra.storage import SegmentStorage
@@ -51,8 +45,6 @@ from video_index.bulk.names import (
     ACTION_RESTORE_PLAN,
     ACTION_RESTORE_REPORT,
     ACTION_RESTORE_UNITS,
-    BULK_HANDLER,
-    BULK_SERVICE_NAME,
     DELETE_REPORTS_PREFIX,
     JOB_BUSY_ERROR,
     JOB_PAUSED_ERROR,
@@ -61,31 +53,19 @@ from video_index.bulk.names import (
     RESTORE_REPORTS_PREFIX,
     RESULTS_FOLDER,
 )
-from video_index.core.contract import (
-    DELETION_WINDOW_PREFIX,
-    ENV_BUCKET,
-    ENV_DELETIONS_TABLE,
-    ENV_REPLICA_BUCKET,
-    ENV_REPORTS_BUCKET,
-    INDEXED_PREFIX,
-)
+from video_index.core.functions import BULK
 
 #: Children of one map at once: Distributed Map runs up to 10,000 (AWS Step Functions
 #: Developer Guide, "Distributed Map state"); S3 request rates, not this, bound a run.
 MAX_CONCURRENCY: Final = 1_000
+_IAM5: Final = "AwsSolutions-IAM5[Resource::"
 
 
 def bulk_operations(
-    stack: Stack,
-    settings: StackSettings,
-    storage: SegmentStorage,
-    replica: s3.IBucket | None,
-    deletions: dynamodb.ITable,
+    stack: Stack, settings: StackSettings, storage: SegmentStorage, replica: s3.IBucket | None
 ) -> BulkOperations:
     """The construct, and its state machines' ARNs as stack outputs (the CLI's way in)."""
-    bulk = BulkOperations(
-        stack, "Bulk", settings=settings, storage=storage, replica=replica, deletions=deletions
-    )
+    bulk = BulkOperations(stack, "Bulk", settings=settings, storage=storage, replica=replica)
     for key, machine in (
         (OUTPUT_RESTORE_STATE_MACHINE, bulk.restore),
         (OUTPUT_BULK_DELETE_STATE_MACHINE, bulk.bulk_delete),
@@ -110,12 +90,11 @@ class BulkOperations(Construct):
         settings: StackSettings,
         storage: SegmentStorage,
         replica: s3.IBucket | None,
-        deletions: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
         self.settings = settings
         self.storage = storage
-        lambda_function = self._function(settings, storage, replica, deletions)
+        lambda_function = self._function(settings, storage)
         self.function = lambda_function.function
         self.role = lambda_function.role
         self.log_group = lambda_function.log_group
@@ -152,95 +131,46 @@ class BulkOperations(Construct):
 
     # -- the Lambda ------------------------------------------------------------------
 
-    def _function(
-        self,
-        settings: StackSettings,
-        storage: SegmentStorage,
-        replica: s3.IBucket | None,
-        deletions: dynamodb.ITable,
-    ) -> PythonFunction:
-        bucket, reports = storage.bucket, storage.reports_bucket
-        statements = [
-            iam.PolicyStatement(
-                sid="ListSegmentKeysAndVersions",
-                actions=["s3:ListBucket", "s3:ListBucketVersions"],
-                resources=[bucket.bucket_arn],
-            ),
-            iam.PolicyStatement(
-                sid="WriteSegmentObjects",
-                actions=[*SEGMENT_WRITE_ACTIONS, "s3:GetObject"],
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            *run_reports_statements(
-                reports,
-                f"{storage.inventory_prefix}/*",
-                (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX),
-            ),
-            iam.PolicyStatement(
-                sid="RecordAndRunDeletions",
-                actions=list(TABLE_ACTIONS),
-                resources=[deletions.table_arn],
-            ),
-            iam.PolicyStatement(
-                sid="ReadDeletionWindows",
-                actions=["dynamodb:Query"],
-                resources=[deletions.table_arn],
-                conditions={
-                    "ForAllValues:StringLike": {
-                        "dynamodb:LeadingKeys": [f"{DELETION_WINDOW_PREFIX}*"]
-                    }
-                },
-            ),
-        ]
-        # Bulk deletion runs the deletion jobs, erasures included.
-        erased_statements, erased_acknowledgments = erased_media_grants(bucket)
-        statements += erased_statements
+    def _function(self, settings: StackSettings, storage: SegmentStorage) -> PythonFunction:
+        """Its spec's grants (``core/functions.py``: the segments, the replica, the deletion
+        requests, the holds), its run objects in the reports bucket and, as bulk deletion
+        runs the deletion jobs (erasures included), the erasure's media grants, written out
+        here."""
+        reports = storage.reports_bucket
         reports_id = logical_id(reports)
-        acknowledgments = [
-            segment_objects_acknowledgment(
-                bucket,
-                "Restore copies segments back into v1/ and bulk deletion deletes there; "
-                "outside v1/ only what an erasure removes (infra/deletion.py).",
-            ),
-            *erased_acknowledgments,
-            Acknowledgment(
-                id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{storage.inventory_prefix}/*]",
-                reason="Inventory reports are named by bucket, configuration and date; read-only.",
-            ),
-            *(
-                Acknowledgment(
-                    id=f"AwsSolutions-IAM5[Resource::<{reports_id}.Arn>/{prefix}*]",
-                    reason=f"Each bulk run keeps its unit list and report under {prefix}<run id>/.",
-                )
-                for prefix in (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX)
-            ),
-        ]
-        environment = {
-            ENV_BUCKET: bucket.bucket_name,
-            ENV_REPORTS_BUCKET: reports.bucket_name,
-            ENV_DELETIONS_TABLE: deletions.table_name,
-        }
-        if replica is not None:
-            statements += replica_statements(replica)
-            acknowledgments.append(
-                segment_objects_acknowledgment(
-                    replica,
-                    "Read to copy back (GetObject) and, erasing, DeleteObjectVersion; only v1/.",
-                )
-            )
-            environment[ENV_REPLICA_BUCKET] = replica.bucket_name
+        erased, erased_acknowledgments = erased_media_grants(storage.bucket)
         return python_function(
             self,
             settings=settings,
-            handler=BULK_HANDLER,
-            service_name=BULK_SERVICE_NAME,
+            spec=BULK,
             description="video-index bulk: restore and deletion units at fleet size",
             timeout=Duration.minutes(15),
             memory_size=1024,
             ephemeral_storage=Size.mebibytes(settings.reconcile_ephemeral_storage_mb),
-            environment=environment,
-            statements=statements,
-            acknowledgments=acknowledgments,
+            statements=[
+                *run_reports_statements(
+                    reports,
+                    f"{storage.inventory_prefix}/*",
+                    (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX),
+                ),
+                *erased,
+            ],
+            acknowledgments=[
+                *erased_acknowledgments,
+                Acknowledgment(
+                    id=f"{_IAM5}<{reports_id}.Arn>/{storage.inventory_prefix}/*]",
+                    reason="Inventory reports are named by bucket, configuration and date; "
+                    "read-only.",
+                ),
+                *(
+                    Acknowledgment(
+                        id=f"{_IAM5}<{reports_id}.Arn>/{prefix}*]",
+                        reason=f"Each bulk run keeps its unit list and report under "
+                        f"{prefix}<run id>/.",
+                    )
+                    for prefix in (RESTORE_REPORTS_PREFIX, DELETE_REPORTS_PREFIX)
+                ),
+            ],
         )
 
     # -- the state machines ----------------------------------------------------------

@@ -4,8 +4,6 @@ child executions; nothing else (the roles are immutable views: CDK adds nothing)
 
 from __future__ import annotations
 
-from typing import Final
-
 from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -19,7 +17,6 @@ from infra.nag import logical_id
 # the map's result writer); no resource-level permissions exist for the first two.
 from infra.ops.state_machines import LOG_DELIVERY_ACTIONS, RESULT_WRITER_ACTIONS, XRAY_ACTIONS
 from video_index.bulk.names import RESULTS_FOLDER
-from video_index.core.contract import INDEXED_PREFIX
 
 
 def machine_role(
@@ -119,37 +116,3 @@ def allow_children(scope: Construct, name: str, role: iam.Role, machine: sfn.Sta
             for pattern in (":*", "/*:*")
         )
     )
-
-
-#: A unit copies into the bucket (CopyObject; UploadPartCopy above 5 GiB, whose parts
-#: an abort cleans up) and deletes there (delete markers, or versions to erase).
-SEGMENT_WRITE_ACTIONS: Final = [
-    "s3:AbortMultipartUpload",
-    "s3:DeleteObject",
-    "s3:DeleteObjectVersion",
-    "s3:PutObject",
-]
-#: Recording a request (a transaction of two puts), running its job (get, conditional
-#: update), reading the windows in force (Query of ``win#`` items).
-TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
-
-
-def replica_statements(replica: s3.IBucket) -> list[iam.PolicyStatement]:
-    """Listing and reading the replica's ``v1/`` to copy back; erasing versions there
-    (version deletes are not replicated: an erasure erases in the replica too)."""
-    objects = replica.arn_for_objects(f"{INDEXED_PREFIX}*")
-    return [
-        iam.PolicyStatement(
-            sid="ListReplica",
-            actions=["s3:ListBucket", "s3:ListBucketVersions"],
-            resources=[replica.bucket_arn],
-        ),
-        iam.PolicyStatement(
-            sid="CopyFromReplica",
-            actions=["s3:GetObject", "s3:GetObjectVersion"],
-            resources=[objects],
-        ),
-        iam.PolicyStatement(
-            sid="EraseReplicaVersions", actions=["s3:DeleteObjectVersion"], resources=[objects]
-        ),
-    ]

@@ -14,6 +14,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from infra.wiring import Wiring
+from video_index.core.contract import ENV_CURSOR_KEY_SECRET
+from video_index.core.functions import Access
+
 #: Characters of the generated secret (letters and digits: ~380 bits).
 SECRET_LENGTH = 64
 #: cdk-nag's rule for a secret without rotation, and why this one has none.
@@ -29,7 +33,8 @@ NO_ROTATION: Acknowledgment = Acknowledgment(
 
 
 class CursorKeySecret(Construct):
-    """The cursor key's secret, and the one statement that reads it."""
+    """The cursor key's secret, provided as ``VIDEO_INDEX_CURSOR_KEY_SECRET`` to the functions
+    whose spec reads it (the API), with the one statement that reads it."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -43,6 +48,12 @@ class CursorKeySecret(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         Validations.of(self.secret).acknowledge(NO_ROTATION)
+        Wiring.of(self).provide(
+            ENV_CURSOR_KEY_SECRET,
+            self,
+            self.secret.secret_arn,
+            {Access.READ: lambda: [self.read_statement()]},
+        )
 
     def read_statement(self) -> iam.PolicyStatement:
         """``secretsmanager:GetSecretValue`` on this secret, nothing else."""

@@ -5,14 +5,16 @@
   from :mod:`video_index.core.table_schema`, as for every table.
 * The **job queue** (with its DLQ) feeds the **deletion worker**: one job per
   invocation, up to 15 minutes; a longer job queues its own continuation.
-* The API records and withdraws requests and queues jobs (:meth:`allow_requests`);
-  ingest and reconcile enforce the windows in force (:meth:`allow_enforcement`).
 
-Least privilege, written out here: the worker lists and deletes under ``v1/`` (delete
-markers, and with ``erase`` versions, in the replica too; erasing, also the versions of
-the renditions and export clips made from the footage, and the export jobs it ends) and
-reads and checkpoints its request; ingest may only Query the window items (``win#``
-partitions) and delete again what a window covers; nobody but the API writes requests.
+Who may do what with them is each function's spec (``core/functions.py``): this
+construct registers what each access means (:data:`TABLE_ACTIONS`, the queue's send)
+and the stack gives every function what its spec declares (``infra/wiring.py``). The
+API records and withdraws requests and queues jobs; ingest and reconcile may only read
+the window items (``win#`` partitions) and delete again what a window covers, around
+the holds; the worker reads and checkpoints its request, lists and deletes under
+``v1/`` (and with ``erase`` in the replica, and every version of the renditions and
+export clips made from the erased footage: :func:`erased_media_grants`, the one narrow
+grant this construct writes itself), and reads the holds before every batch.
 """
 
 from __future__ import annotations
@@ -22,27 +24,23 @@ from typing import Final
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
-from infra.python_function import PythonFunction, derived_media_statement, python_function
+from infra.nag import derived_objects_acknowledgment
+from infra.python_function import derived_media_statement, python_function
 from infra.queues import work_queue
 from infra.settings import StackSettings
+from infra.wiring import Wiring, table_grants
 from video_index.core.contract import (
-    DELETION_HANDLER,
-    DELETION_SERVICE_NAME,
     DELETION_WINDOW_PREFIX,
-    ENV_BUCKET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
-    ENV_REPLICA_BUCKET,
     EXPORTS_PREFIX,
-    INDEXED_PREFIX,
     RENDITIONS_PREFIX,
 )
+from video_index.core.functions import DELETION, Access
 from video_index.core.queue_settings import (
     DELETION_BATCH_SIZE,
     DELETION_MAX_RECEIVES,
@@ -55,18 +53,23 @@ from video_index.core.table_schema import (
     deletions_table_definition,
 )
 
-#: The worker reads its request and writes its checkpoint (a conditional update).
-WORKER_TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-#: The API records a request with its window (a transaction of two puts), reads it, and
-#: withdraws it (an update and the window's delete, in a transaction).
-API_TABLE_ACTIONS: Final = [
-    "dynamodb:DeleteItem",
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-]
-#: Deleting again what a window covers: a delete marker, or with ``erase`` every version.
-ENFORCE_ACTIONS: Final = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+#: What each access to the deletion requests table means. Reading and writing are the
+#: requests' (a request with its window is a transaction of two puts; a job's checkpoint
+#: a conditional update; a withdrawal an update and the window's delete); ``WINDOWS`` is
+#: the Query of the window items alone (``win#`` partitions, an IAM ``LeadingKeys``
+#: condition): what ingest and reconcile read to enforce; ``SCAN`` lists every window.
+TABLE_ACTIONS: Final = {
+    Access.READ: ["dynamodb:GetItem"],
+    Access.WRITE: ["dynamodb:PutItem", "dynamodb:UpdateItem"],
+    Access.DELETE: ["dynamodb:DeleteItem"],
+    Access.WINDOWS: ["dynamodb:Query"],
+    Access.SCAN: ["dynamodb:Scan"],
+}
+WINDOWS_ONLY: Final = {
+    Access.WINDOWS: {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{DELETION_WINDOW_PREFIX}*"]}
+    }
+}
 _STRING: Final = dynamodb.AttributeType.STRING
 
 
@@ -109,10 +112,8 @@ class DeletionRequests(Construct):
         *,
         settings: StackSettings,
         bucket: s3.IBucket,
-        replica: s3.IBucket | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = bucket
         self.table = self._table()
         queues = work_queue(
             self,
@@ -122,7 +123,30 @@ class DeletionRequests(Construct):
             max_receive_count=DELETION_MAX_RECEIVES,
         )
         self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
-        lambda_function = self._function(settings, bucket, replica)
+        wiring = Wiring.of(self)
+        wiring.provide(
+            ENV_DELETIONS_TABLE,
+            self,
+            self.table.table_name,
+            table_grants(self.table.table_arn, "DeletionRequests", TABLE_ACTIONS, WINDOWS_ONLY),
+        )
+        send = iam.PolicyStatement(
+            sid="QueueDeletionJobs", actions=["sqs:SendMessage"], resources=[self.queue.queue_arn]
+        )
+        wiring.provide(
+            ENV_DELETION_QUEUE_URL, self, self.queue.queue_url, {Access.SEND: lambda: [send]}
+        )
+        erased, acknowledgments = erased_media_grants(bucket)
+        lambda_function = python_function(
+            self,
+            settings=settings,
+            spec=DELETION,
+            description="video-index deletion: a window's objects deleted, resumably",
+            timeout=Duration.seconds(DELETION_TIMEOUT_SECONDS),
+            memory_size=512,
+            statements=erased,
+            acknowledgments=acknowledgments,
+        )
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
         self.function = lambda_function.function
@@ -155,141 +179,4 @@ class DeletionRequests(Construct):
             # Primary data: what people decided must outlive the stack and a slip of the hand.
             deletion_protection=True,
             removal_policy=RemovalPolicy.RETAIN,
-        )
-
-    def _function(
-        self, settings: StackSettings, bucket: s3.IBucket, replica: s3.IBucket | None
-    ) -> PythonFunction:
-        statements = [
-            iam.PolicyStatement(
-                sid="RunDeletionJobs",
-                actions=list(WORKER_TABLE_ACTIONS),
-                resources=[self.table.table_arn],
-            ),
-            # The window's keys (ListObjectsV2) and, to erase, their versions.
-            iam.PolicyStatement(
-                sid="ListSegmentKeysAndVersions",
-                actions=["s3:ListBucket", "s3:ListBucketVersions"],
-                resources=[bucket.bucket_arn],
-            ),
-            iam.PolicyStatement(
-                sid="DeleteSegmentObjects",
-                actions=list(ENFORCE_ACTIONS),
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            # A job longer than one invocation queues its own continuation.
-            iam.PolicyStatement(
-                sid="ContinueDeletionJobs",
-                actions=["sqs:SendMessage"],
-                resources=[self.queue.queue_arn],
-            ),
-        ]
-        erased_statements, erased_acknowledgments = erased_media_grants(bucket)
-        statements += erased_statements
-        acknowledgments = [
-            segment_objects_acknowledgment(
-                bucket,
-                "Only s3:DeleteObject and s3:DeleteObjectVersion: a deletion job removes the "
-                "keys of the window a person asked to delete.",
-            ),
-            *erased_acknowledgments,
-        ]
-        environment = {
-            ENV_BUCKET: bucket.bucket_name,
-            ENV_DELETIONS_TABLE: self.table.table_name,
-            ENV_DELETION_QUEUE_URL: self.queue.queue_url,
-        }
-        if replica is not None:
-            # Version deletes are not replicated: an erasure erases in the replica too.
-            statements += [
-                iam.PolicyStatement(
-                    sid="ListReplicaVersions",
-                    actions=["s3:ListBucketVersions"],
-                    resources=[replica.bucket_arn],
-                ),
-                iam.PolicyStatement(
-                    sid="EraseReplicaVersions",
-                    actions=["s3:DeleteObjectVersion"],
-                    resources=[replica.arn_for_objects(f"{INDEXED_PREFIX}*")],
-                ),
-            ]
-            acknowledgments.append(
-                segment_objects_acknowledgment(
-                    replica, "Only s3:DeleteObjectVersion: an erasure erases the replica's copies."
-                )
-            )
-            environment[ENV_REPLICA_BUCKET] = replica.bucket_name
-        return python_function(
-            self,
-            settings=settings,
-            handler=DELETION_HANDLER,
-            service_name=DELETION_SERVICE_NAME,
-            description="video-index deletion: a window's objects deleted, resumably",
-            timeout=Duration.seconds(DELETION_TIMEOUT_SECONDS),
-            memory_size=512,
-            environment=environment,
-            statements=statements,
-            acknowledgments=acknowledgments,
-        )
-
-    # -- what other functions may do -------------------------------------------------
-
-    def allow_requests(self, function: lambda_.Function, role: iam.IRole) -> None:
-        """The API: record, read and withdraw requests; queue their jobs."""
-        function.add_environment(ENV_DELETIONS_TABLE, self.table.table_name)
-        function.add_environment(ENV_DELETION_QUEUE_URL, self.queue.queue_url)
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="DeletionRequests",
-                actions=list(API_TABLE_ACTIONS),
-                resources=[self.table.table_arn],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="QueueDeletionJobs",
-                actions=["sqs:SendMessage"],
-                resources=[self.queue.queue_arn],
-            )
-        )
-
-    def allow_enforcement(
-        self, function: lambda_.Function, role: iam.IRole, *, scan: bool = False
-    ) -> None:
-        """Ingest and reconcile: read the windows in force (only the ``win#`` partitions;
-        reconcile also scans for every device's) and delete again what they cover."""
-        function.add_environment(ENV_DELETIONS_TABLE, self.table.table_name)
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="ReadDeletionWindows",
-                actions=["dynamodb:Query"],
-                resources=[self.table.table_arn],
-                conditions={
-                    "ForAllValues:StringLike": {
-                        "dynamodb:LeadingKeys": [f"{DELETION_WINDOW_PREFIX}*"]
-                    }
-                },
-            )
-        )
-        if scan:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    sid="ListDeletionWindows",
-                    actions=["dynamodb:Scan"],
-                    resources=[self.table.table_arn],
-                )
-            )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="EnforceDeletions",
-                actions=list(ENFORCE_ACTIONS),
-                resources=[self.bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                sid="ListSegmentVersions",
-                actions=["s3:ListBucketVersions"],
-                resources=[self.bucket.bucket_arn],
-            )
         )

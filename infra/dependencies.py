@@ -28,18 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from video_index.bulk.names import BULK_HANDLER
-from video_index.core.contract import (
-    AGGREGATE_HANDLER,
-    API_HANDLER,
-    DELETION_HANDLER,
-    EXPORT_HANDLER,
-    INGEST_HANDLER,
-    MEDIA_HANDLER,
-    RECONCILE_HANDLER,
-    RETENTION_HANDLER,
-    SILENCE_HANDLER,
-)
+from video_index.core import functions
+from video_index.core.functions import FunctionSpec
 
 # --- the platform every function runs on ------------------------------------------------
 
@@ -205,18 +195,26 @@ NUMPY: Final = Package(
 
 @dataclass(frozen=True)
 class FunctionPackaging:
-    """One function: its name in the docs and tests, its handler, the packages it carries."""
+    """One function (its spec: name, handler, needs) and the packages it carries."""
 
-    name: str
-    handler: str
+    spec: FunctionSpec
     packages: tuple[Package, ...]
     #: Third-party modules its code can import but this function never does, and why
     #: (a module imported inside a function the handler never calls).
     never_imports: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def name(self) -> str:
+        """Its name in the docs and tests."""
+        return self.spec.name
+
+    @property
+    def handler(self) -> str:
+        return self.spec.handler
+
+    @property
     def handler_module(self) -> str:
-        return self.handler.rpartition(".")[0]
+        return self.spec.handler_module
 
     @property
     def native(self) -> bool:
@@ -236,43 +234,44 @@ _ONE_KEY_AT_A_TIME: Final = (
     "hashes and parses keys one at a time (core/keyhash.py, pure Python); the column-wise "
     "inventory pass (numpy, pyarrow) is the reconcile function's"
 )
+_ENDS_ERASED_EXPORTS: Final = (
+    "an erasure reads the export jobs made of erased footage and ends them failed "
+    "(media/erasure.py, media/exports.py); making a clip (Exports.run, PyAV) is the export "
+    "function's"
+)
 _NO_INVENTORY_PASS: Final = {"numpy": _ONE_KEY_AT_A_TIME, "pyarrow": _ONE_KEY_AT_A_TIME}
 
-#: Every function of the stack and what its asset carries beyond ``video_index``.
+#: Every function of the stack (``core/functions.py``) and what its asset carries beyond
+#: ``video_index``.
 FUNCTIONS: Final = (
+    FunctionPackaging(functions.INGEST, (), {"av": _ONLY_FORGETS_RENDITIONS, **_NO_INVENTORY_PASS}),
     FunctionPackaging(
-        "ingest",
-        INGEST_HANDLER,
-        (),
-        {"av": _ONLY_FORGETS_RENDITIONS, **_NO_INVENTORY_PASS},
+        functions.API, (TZDATA,), {"av": _RENDITIONS_ARE_MEDIAS, **_NO_INVENTORY_PASS}
     ),
-    FunctionPackaging(
-        "api", API_HANDLER, (TZDATA,), {"av": _RENDITIONS_ARE_MEDIAS, **_NO_INVENTORY_PASS}
-    ),
-    FunctionPackaging("media", MEDIA_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
-    FunctionPackaging(
-        "reconcile", RECONCILE_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}
-    ),
-    FunctionPackaging("export", EXPORT_HANDLER, (PYAV,), _NO_INVENTORY_PASS),
-    FunctionPackaging("deletion", DELETION_HANDLER, (), _NO_INVENTORY_PASS),
-    FunctionPackaging("aggregate", AGGREGATE_HANDLER, (), _NO_INVENTORY_PASS),
-    FunctionPackaging("silence", SILENCE_HANDLER, (), _NO_INVENTORY_PASS),
+    FunctionPackaging(functions.MEDIA, (PYAV,), _NO_INVENTORY_PASS),
+    FunctionPackaging(functions.RECONCILE, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}),
+    FunctionPackaging(functions.EXPORT, (PYAV,), _NO_INVENTORY_PASS),
+    FunctionPackaging(functions.DELETION, (), {"av": _ENDS_ERASED_EXPORTS, **_NO_INVENTORY_PASS}),
+    FunctionPackaging(functions.AGGREGATE, (), _NO_INVENTORY_PASS),
+    FunctionPackaging(functions.SILENCE, (), _NO_INVENTORY_PASS),
     # Restore units read inventory slices column-wise, as reconcile does.
-    FunctionPackaging("bulk", BULK_HANDLER, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}),
-    FunctionPackaging("retention", RETENTION_HANDLER, (), _NO_INVENTORY_PASS),
+    FunctionPackaging(functions.BULK, (PYARROW, NUMPY), {"av": _ONLY_FORGETS_RENDITIONS}),
+    FunctionPackaging(functions.RETENTION, (), _NO_INVENTORY_PASS),
 )
+if [f.spec for f in FUNCTIONS] != list(functions.FUNCTIONS):
+    raise ValueError("infra/dependencies.py FUNCTIONS must package every spec of core/functions.py")
 
 #: Third-party modules the deployed code imports somewhere that no function carries, and
 #: why that is safe. The import check fails on any other module a handler can reach.
 NOT_PACKAGED: Final[Mapping[str, str]] = {}
 
 
-def packaging_of(handler: str) -> FunctionPackaging:
-    """The packaging of the function running ``handler`` (a dotted path into ``functions/``)."""
+def packaging_of(spec: FunctionSpec) -> FunctionPackaging:
+    """The packaging of the function ``spec``."""
     for function in FUNCTIONS:
-        if function.handler == handler:
+        if function.spec == spec:
             return function
     raise KeyError(
-        f"no packaging for handler {handler!r}: add the function to FUNCTIONS in "
+        f"no packaging for function {spec.name!r}: add it to FUNCTIONS in "
         "infra/dependencies.py (the packages it needs beyond the runtime and the layer)"
     )

@@ -10,26 +10,18 @@ video, read and write the export objects, nothing else.
 from __future__ import annotations
 
 from aws_cdk import Duration, Size
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
-from infra.python_function import (
-    PythonFunction,
-    derived_media_statement,
-    python_function,
-    segment_read_statements,
-)
+from infra.nag import derived_objects_acknowledgment
+from infra.python_function import PythonFunction, derived_media_statement, python_function
 from infra.queues import work_queue
 from infra.settings import StackSettings
-from video_index.core.contract import (
-    ENV_BUCKET,
-    ENV_MAX_EXPORT_BYTES,
-    EXPORT_HANDLER,
-    EXPORT_SERVICE_NAME,
-    EXPORTS_PREFIX,
-)
+from infra.wiring import Wiring
+from video_index.core.contract import ENV_EXPORT_QUEUE_URL, EXPORTS_PREFIX
+from video_index.core.functions import EXPORT, Access
 from video_index.core.queue_settings import (
     EXPORT_BATCH_SIZE,
     EXPORT_TIMEOUT_SECONDS,
@@ -50,6 +42,13 @@ class ExportPipeline(Construct):
             visibility_timeout_seconds=visibility_timeout_seconds(EXPORT_TIMEOUT_SECONDS),
         )
         self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
+        # The API queues exports (its spec declares the send).
+        send = iam.PolicyStatement(
+            sid="QueueExports", actions=["sqs:SendMessage"], resources=[self.queue.queue_arn]
+        )
+        Wiring.of(self).provide(
+            ENV_EXPORT_QUEUE_URL, self, self.queue.queue_url, {Access.SEND: lambda: [send]}
+        )
         lambda_function = self._function(settings, bucket)
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
@@ -61,31 +60,23 @@ class ExportPipeline(Construct):
         )
 
     def _function(self, settings: StackSettings, bucket: s3.IBucket) -> PythonFunction:
-        statements = [
-            *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
-            derived_media_statement(
-                bucket, "ReadWriteExports", ["s3:GetObject", "s3:PutObject"], [EXPORTS_PREFIX]
-            ),
-        ]
-        acknowledgments = [
-            segment_objects_acknowledgment(bucket, "Only s3:GetObject: an export reads video."),
-            derived_objects_acknowledgment(
-                bucket, EXPORTS_PREFIX, "Each job reads its job.json and writes its clip."
-            ),
-        ]
+        """Its spec's read of the segments, and the export objects (job, clip) written here."""
         return python_function(
             self,
             settings=settings,
-            handler=EXPORT_HANDLER,
-            service_name=EXPORT_SERVICE_NAME,
+            spec=EXPORT,
             description="video-index export: a window's video as one MP4 (stream copy)",
             timeout=Duration.seconds(EXPORT_TIMEOUT_SECONDS),
             memory_size=settings.export_memory_mb,
             ephemeral_storage=Size.mebibytes(settings.export_ephemeral_storage_mb),
-            environment={
-                ENV_BUCKET: bucket.bucket_name,
-                ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
-            },
-            statements=statements,
-            acknowledgments=acknowledgments,
+            statements=[
+                derived_media_statement(
+                    bucket, "ReadWriteExports", ["s3:GetObject", "s3:PutObject"], [EXPORTS_PREFIX]
+                ),
+            ],
+            acknowledgments=[
+                derived_objects_acknowledgment(
+                    bucket, EXPORTS_PREFIX, "Each job reads its job.json and writes its clip."
+                ),
+            ],
         )

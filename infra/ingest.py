@@ -3,8 +3,10 @@
 Wiring of docs/ingest.md: S3 event notifications on ``v1/`` go to a standard SQS
 queue, which feeds the ingest Lambda with partial batch responses; what keeps
 failing ends in the dead-letter queue (its alarm is in :mod:`infra.monitoring`). The
-Lambda gets exactly the permissions the handler uses, written out here instead of the
-broader ``grant_*`` helpers, so a review of this file is a review of its privileges.
+Lambda gets what its spec declares (``core/functions.py``: read the segments and the
+read model, write the read model, enforce deletion windows around the holds, park in
+the DLQ) and two statements written out here (the probe's version read, a rendition's
+delete), never the broader ``grant_*`` helpers.
 """
 
 from __future__ import annotations
@@ -12,33 +14,19 @@ from __future__ import annotations
 from typing import Final
 
 from aws_cdk import Acknowledgment, Duration, Stack, Validations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
 from constructs import Construct
 
-from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
-from infra.python_function import (
-    PythonFunction,
-    derived_media_statement,
-    python_function,
-    segment_read_statements,
-)
+from infra.nag import derived_objects_acknowledgment
+from infra.python_function import PythonFunction, derived_media_statement, python_function
 from infra.queues import work_queue
 from infra.settings import StackSettings
-from video_index.core.contract import (
-    ENV_BUCKET,
-    ENV_DLQ_URL,
-    ENV_GAP_TOLERANCE_MS,
-    ENV_TABLE,
-    ENV_TOMBSTONE_DAYS,
-    INDEXED_PREFIX,
-    INGEST_HANDLER,
-    INGEST_SERVICE_NAME,
-    RENDITIONS_PREFIX,
-)
+from infra.wiring import Wiring
+from video_index.core.contract import ENV_DLQ_URL, INDEXED_PREFIX, RENDITIONS_PREFIX
+from video_index.core.functions import INGEST, Access
 
 #: S3 events that change the set of objects under ``v1/`` (docs/ingest.md).
 NOTIFIED_EVENTS: Final = (
@@ -46,11 +34,6 @@ NOTIFIED_EVENTS: Final = (
     s3.EventType.OBJECT_REMOVED,
     s3.EventType.LIFECYCLE_EXPIRATION,
 )
-
-#: Item actions the handler performs on the read model: read the generations and a
-#: segment item, and move a segment item with one conditional PutItem. Buckets and
-#: device items are the aggregation consumer's (:mod:`infra.aggregation`).
-READ_MODEL_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:PutItem"]
 
 #: Construct id CDK gives the stack-wide singleton Lambda behind Custom::S3BucketNotifications.
 _NOTIFICATIONS_HANDLER_ID_PREFIX: Final = "BucketNotificationsHandler"
@@ -66,14 +49,22 @@ class IngestPipeline(Construct):
         *,
         settings: StackSettings,
         bucket: s3.IBucket,
-        table: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
         queues = work_queue(
             self, settings, visibility_timeout_seconds=settings.queue_visibility_timeout_seconds
         )
         self.queue, self.dead_letter_queue = queues.queue, queues.dead_letter_queue
-        lambda_function = self._function(settings=settings, bucket=bucket, table=table)
+        # The handler parks malformed messages in the DLQ itself.
+        park = iam.PolicyStatement(
+            sid="ParkMalformedMessages",
+            actions=["sqs:SendMessage"],
+            resources=[self.dead_letter_queue.queue_arn],
+        )
+        Wiring.of(self).provide(
+            ENV_DLQ_URL, self, self.dead_letter_queue.queue_url, {Access.SEND: lambda: [park]}
+        )
+        lambda_function = self._function(settings, bucket)
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
         self.function = lambda_function.function
@@ -93,62 +84,34 @@ class IngestPipeline(Construct):
 
     # --- resources ---------------------------------------------------------------------------
 
-    def _function(
-        self, *, settings: StackSettings, bucket: s3.IBucket, table: dynamodb.ITable
-    ) -> PythonFunction:
-        """The ingest Lambda; its role has only what the handler does.
+    def _function(self, settings: StackSettings, bucket: s3.IBucket) -> PythonFunction:
+        """The ingest Lambda: its spec's grants (``core/functions.py``) and two narrow ones.
 
         SqsEventSource and active tracing add their own statements (receive/delete on
         the queue; X-Ray put).
         """
-        statements = [
-            iam.PolicyStatement(
-                sid="ReadModelItems",
-                actions=list(READ_MODEL_ACTIONS),
-                resources=[table.table_arn],
-            ),
-            # HEAD decides the current state of a key when an event has no sequencer.
-            *segment_read_statements(bucket),
-            # The media probe reads the first bytes of the very version an event names.
-            iam.PolicyStatement(
-                sid="ProbeSegmentVersions",
-                actions=["s3:GetObjectVersion"],
-                resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-            ),
-            # A rendition goes when its source goes (docs/playback.md).
-            derived_media_statement(
-                bucket, "RemoveRenditions", ["s3:DeleteObject"], [RENDITIONS_PREFIX]
-            ),
-            # The handler parks malformed messages in the DLQ itself.
-            iam.PolicyStatement(
-                sid="ParkMalformedMessages",
-                actions=["sqs:SendMessage"],
-                resources=[self.dead_letter_queue.queue_arn],
-            ),
-        ]
-        acknowledgments = [
-            segment_objects_acknowledgment(
-                bucket, "Only s3:GetObject (HEAD) and s3:GetObjectVersion (the media probe)."
-            ),
-            derived_objects_acknowledgment(bucket, RENDITIONS_PREFIX, "Only s3:DeleteObject."),
-        ]
         return python_function(
             self,
             settings=settings,
-            handler=INGEST_HANDLER,
-            service_name=INGEST_SERVICE_NAME,
+            spec=INGEST,
             description="video-index ingest: S3 events -> read model",
             timeout=Duration.seconds(settings.ingest_timeout_seconds),
             memory_size=settings.ingest_memory_mb,
-            environment={
-                ENV_BUCKET: bucket.bucket_name,
-                ENV_TABLE: table.table_name,
-                ENV_DLQ_URL: self.dead_letter_queue.queue_url,
-                ENV_GAP_TOLERANCE_MS: str(settings.gap_tolerance_ms),
-                ENV_TOMBSTONE_DAYS: str(settings.tombstone_days),
-            },
-            statements=statements,
-            acknowledgments=acknowledgments,
+            statements=[
+                # The media probe reads the first bytes of the very version an event names.
+                iam.PolicyStatement(
+                    sid="ProbeSegmentVersions",
+                    actions=["s3:GetObjectVersion"],
+                    resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
+                ),
+                # A rendition goes when its source goes (docs/playback.md).
+                derived_media_statement(
+                    bucket, "RemoveRenditions", ["s3:DeleteObject"], [RENDITIONS_PREFIX]
+                ),
+            ],
+            acknowledgments=[
+                derived_objects_acknowledgment(bucket, RENDITIONS_PREFIX, "Only s3:DeleteObject.")
+            ],
         )
 
     def _notify(self, bucket: s3.IBucket) -> None:

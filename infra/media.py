@@ -5,7 +5,8 @@ fragmented rendition, made on first use with PyAV. Every other route is the API
 function's, whose asset carries no PyAV, so a cold calendar request does not load a
 media library it does not use. The routes are added to the API's HTTP API, behind its
 authorizer, pointing at this function; its role has only what the handler does: read
-segments (and presign GETs of them), and read and write renditions.
+segments (and presign GETs of them: its spec, ``core/functions.py``), and read and write
+renditions.
 """
 
 from __future__ import annotations
@@ -18,17 +19,11 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.api import ROUTED_METHODS, QueryApi
-from infra.nag import derived_objects_acknowledgment, segment_objects_acknowledgment
-from infra.python_function import derived_media_statement, python_function, segment_read_statements
+from infra.nag import derived_objects_acknowledgment
+from infra.python_function import derived_media_statement, python_function
 from infra.settings import StackSettings
-from video_index.core.access import ENV_ACCESS_POLICY
-from video_index.core.contract import (
-    ENV_BUCKET,
-    ENV_PRESIGN_SECONDS,
-    MEDIA_HANDLER,
-    MEDIA_SERVICE_NAME,
-    RENDITIONS_PREFIX,
-)
+from video_index.core.contract import RENDITIONS_PREFIX
+from video_index.core.functions import MEDIA
 
 #: Memory of the media function: a rendition is a stream copy of one segment in memory.
 MEDIA_MEMORY_MB: Final = 1024
@@ -57,26 +52,14 @@ class MediaRoutes(Construct):
         made = python_function(
             self,
             settings=settings,
-            handler=MEDIA_HANDLER,
-            service_name=MEDIA_SERVICE_NAME,
+            spec=MEDIA,
             description="video-index media: segment files and their renditions (PyAV)",
             role_description="video-index media: reads segments, reads and writes renditions",
             timeout=Duration.seconds(settings.api_timeout_seconds),
             memory_size=MEDIA_MEMORY_MB,
-            environment={
-                ENV_BUCKET: bucket.bucket_name,
-                ENV_PRESIGN_SECONDS: str(settings.presign_seconds),
-                # Its route is decided like every other (roles, scope): docs/access.md.
-                **(
-                    {ENV_ACCESS_POLICY: settings.access_policy}
-                    if settings.access_policy is not None
-                    else {}
-                ),
-            },
+            # Its spec reads segments (presigned GETs are signed with this role; a rendition
+            # reads its source segment); renditions are read and written here.
             statements=[
-                # Presigned GETs of segments are signed with this role; a rendition
-                # reads its source segment.
-                *segment_read_statements(bucket, get_sid="ReadSegmentObjects"),
                 derived_media_statement(
                     bucket,
                     "ReadWriteRenditions",
@@ -85,9 +68,6 @@ class MediaRoutes(Construct):
                 ),
             ],
             acknowledgments=[
-                segment_objects_acknowledgment(
-                    bucket, "Only s3:GetObject (presigned GETs and a rendition's source)."
-                ),
                 derived_objects_acknowledgment(
                     bucket, RENDITIONS_PREFIX, "A rendition is made on the first request for it."
                 ),

@@ -87,6 +87,20 @@ class Monitoring(Construct):
         super().__init__(scope, construct_id)
         self.alarm_topic = AlarmTopic(self, "Alarms", settings=settings)
         self.topic = self.alarm_topic.topic
+        self._dead_letter_alarms(
+            {**dead_letter_queues, "Aggregation": aggregation.dead_letter_queue}
+        )
+        self.ingest_errors_alarm = self._alarm(
+            "IngestFunctionErrors",
+            "The ingest Lambda crashed or timed out (per-record failures are reported "
+            "as batch item failures and do not count here).",
+            ingest_function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
+        )
+        self._aggregation_alarms(aggregation)
+        self._job_alarms(reconcile_state_machine, rebuild_state_machine)
+
+    def _dead_letter_alarms(self, queues: dict[str, sqs.IQueue]) -> None:
+        """One alarm per dead-letter queue holding a message."""
         meaning = {
             "Ingest": "S3 events could not be applied to the read model and were parked in "
             "the DLQ. Inspect, fix, then redrive (or run reconcile).",
@@ -99,7 +113,6 @@ class Monitoring(Construct):
             "the changes of the shard and sequence range each message names. Fix the cause, "
             "then run reconcile (it mends buckets and device items).",
         }
-        dead_letter_queues = {**dead_letter_queues, "Aggregation": aggregation.dead_letter_queue}
         self.dlq_alarms = {
             name: self._alarm(
                 "DeadLetterQueueNotEmpty" if name == "Ingest" else f"{name}DeadLetterQueueNotEmpty",
@@ -108,15 +121,12 @@ class Monitoring(Construct):
                     period=Duration.minutes(1), statistic="Maximum"
                 ),
             )
-            for name, queue in dead_letter_queues.items()
+            for name, queue in queues.items()
         }
         self.dlq_alarm = self.dlq_alarms["Ingest"]
-        self.ingest_errors_alarm = self._alarm(
-            "IngestFunctionErrors",
-            "The ingest Lambda crashed or timed out (per-record failures are reported "
-            "as batch item failures and do not count here).",
-            ingest_function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
-        )
+
+    def _aggregation_alarms(self, aggregation: Aggregation) -> None:
+        """The stream consumer falling behind: by its own lag, and by the stream's age."""
         lag_threshold = aggregation.lag_alarm_threshold_ms
         self.aggregation_lag_alarm = self._alarm(
             "AggregationLag",
@@ -124,13 +134,7 @@ class Monitoring(Construct):
             f"{lag_threshold // 1000} s: the consumer falls behind (throttling, errors). "
             "The API's fresh window still covers recent changes until the lag outgrows it; "
             "`video-index status` shows the lag.",
-            cloudwatch.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=AGGREGATION_LAG_METRIC,
-                dimensions_map={"service": AGGREGATE_SERVICE_NAME},
-                statistic="Maximum",
-                period=Duration.minutes(5),
-            ),
+            _product_metric(AGGREGATION_LAG_METRIC, AGGREGATE_SERVICE_NAME, "Maximum"),
             threshold=lag_threshold,
         )
         self.aggregation_iterator_age_alarm = self._alarm(
@@ -143,16 +147,17 @@ class Monitoring(Construct):
             ),
             threshold=lag_threshold,
         )
+
+    def _job_alarms(
+        self, reconcile_state_machine: sfn.IStateMachine, rebuild_state_machine: sfn.IStateMachine
+    ) -> None:
+        """Drift found, a deletion job failed, an ops execution failed."""
         self.drift_alarm = self._alarm(
             "DriftFound",
             "Reconcile repaired read-model partitions: events were lost or applied "
             "wrongly. Read the run's report under reconcile/<run id>/report.json.",
-            cloudwatch.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=PARTITIONS_REPAIRED_METRIC,
-                dimensions_map={"service": RECONCILE_SERVICE_NAME},
-                statistic="Sum",
-                period=Duration.days(1),
+            _product_metric(
+                PARTITIONS_REPAIRED_METRIC, RECONCILE_SERVICE_NAME, "Sum", Duration.days(1)
             ),
         )
         self.deletion_failed_alarm = self._alarm(
@@ -161,13 +166,7 @@ class Monitoring(Construct):
             "failed') names the reason. Its request stays in force: ingest and reconcile keep "
             "deleting what its window covers. Fix the cause, then `video-index delete --resume "
             "ID`, or withdraw the request (docs/deletion.md).",
-            cloudwatch.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=DELETION_JOBS_FAILED_METRIC,
-                dimensions_map={"service": DELETION_SERVICE_NAME},
-                statistic="Sum",
-                period=Duration.minutes(5),
-            ),
+            _product_metric(DELETION_JOBS_FAILED_METRIC, DELETION_SERVICE_NAME, "Sum"),
         )
         self.reconcile_failed_alarm = self._alarm(
             "ReconcileFailed",
@@ -203,3 +202,16 @@ class Monitoring(Construct):
         )
         alarm.add_alarm_action(cloudwatch_actions.SnsAction(self.topic))
         return alarm
+
+
+def _product_metric(
+    name: str, service: str, statistic: str, period: Duration | None = None
+) -> cloudwatch.Metric:
+    """One of the product's own metrics (Powertools EMF, ``service`` dimension)."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": service},
+        statistic=statistic,
+        period=period or Duration.minutes(5),
+    )

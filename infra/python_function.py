@@ -6,9 +6,11 @@ layer, an asset of its own that carries ``video_index`` and the packages the fun
 needs beyond the runtime and the layer (:mod:`infra.dependencies`, built without
 Docker by :mod:`infra.assets` at synthesis), active tracing, logs in a log group of
 its own with the stack's retention, and an execution role with only the statements
-written out for it (no managed policies). :func:`python_function` builds that and owns
-the cdk-nag acknowledgments it implies; what a function may do beyond logging and
-tracing stays with the construct that calls it.
+written out for it (no managed policies). :func:`python_function` builds that from the
+function's spec (``core/functions.py``: handler, service, needs) and owns the cdk-nag
+acknowledgments it implies. Its environment and the grants of its needs come from the
+spec alone (:mod:`infra.wiring`); a statement no access level covers (a rendition's
+delete, the runs' report objects) stays with the construct that calls it.
 
 The resources are created directly in the calling construct (``LogGroup``, ``Role``,
 ``PowertoolsLayer``, ``Function``), not in a construct of their own, so their paths,
@@ -45,7 +47,9 @@ from constructs import Construct
 from infra.assets import DEVELOPER_PATHS, FUNCTIONS_DIR, LITTER, build_asset, describe
 from infra.dependencies import FunctionPackaging, packaging_of
 from infra.settings import StackSettings
-from video_index.core.contract import INDEXED_PREFIX, METRICS_NAMESPACE
+from infra.wiring import Wiring
+from video_index.core.contract import METRICS_NAMESPACE
+from video_index.core.functions import FunctionSpec
 
 #: What CDK fingerprints to name a bundle: the deployed part of the ``functions/`` tree
 #: (the asset itself is built by :func:`infra.assets.build_asset` and hashed as built).
@@ -54,7 +58,7 @@ ASSET_EXCLUDES: Final = [
     *(f"**/{pattern}" for pattern in LITTER),
 ]
 
-#: Environment variables every function gets from here; callers leave them out.
+#: Environment variables every function gets from here, not from its spec.
 ENV_POWERTOOLS_SERVICE_NAME: Final = "POWERTOOLS_SERVICE_NAME"
 ENV_POWERTOOLS_METRICS_NAMESPACE: Final = "POWERTOOLS_METRICS_NAMESPACE"
 
@@ -90,13 +94,11 @@ def python_function(
     scope: Construct,
     *,
     settings: StackSettings,
-    handler: str,
-    service_name: str,
+    spec: FunctionSpec,
     description: str,
     timeout: Duration,
     memory_size: int,
-    environment: Mapping[str, str],
-    statements: Sequence[iam.PolicyStatement],
+    statements: Sequence[iam.PolicyStatement] = (),
     acknowledgments: Sequence[Acknowledgment] = (),
     role_description: str | None = None,
     ephemeral_storage: Size | None = None,
@@ -104,14 +106,14 @@ def python_function(
 ) -> PythonFunction:
     """Add a video-index Python Lambda, its log group and its execution role to ``scope``.
 
-    ``handler`` is a dotted path into ``functions/``; ``service_name`` becomes the
-    Powertools service (logs, traces, the ``service`` metric dimension) next to the
-    stack's metrics namespace; ``role_description`` defaults to ``description``.
+    ``spec`` names the handler (a dotted path into ``functions/``), the Powertools service
+    (logs, traces, the ``service`` metric dimension, next to the stack's metrics
+    namespace) and the function's needs: the stack gives it their variables and grants
+    (:meth:`infra.wiring.Wiring.apply`). ``role_description`` defaults to ``description``.
 
-    ``statements`` are the role's statements beyond writing its own logs, and
-    ``acknowledgments`` the cdk-nag findings they cause. Both are the caller's; they
-    are given here, not added afterwards, so the role's policy lists them before the
-    statements CDK adds itself (X-Ray for active tracing, event sources).
+    ``statements`` are the role's statements beyond its own logs and its needs' grants
+    (narrow ones no access level covers), and ``acknowledgments`` the cdk-nag findings
+    they cause; both are the caller's.
 
     No AWSLambdaBasicExecutionRole: it allows any log group, while this role may only
     write to the function's own.
@@ -119,20 +121,64 @@ def python_function(
     ``extra_files`` (path inside the asset → file) adds files that are not in the
     repository to this function's asset alone, e.g. the viewer's hls.js from npm.
     """
-    reserved = {ENV_POWERTOOLS_SERVICE_NAME, ENV_POWERTOOLS_METRICS_NAMESPACE} & set(environment)
+    reserved = {ENV_POWERTOOLS_SERVICE_NAME, ENV_POWERTOOLS_METRICS_NAMESPACE} & spec.settings
     if reserved:
-        raise ValueError(f"set by python_function, not by its caller: {sorted(reserved)}")
+        raise ValueError(f"set by python_function, not declared by a spec: {sorted(reserved)}")
     log_group = logs.LogGroup(
         scope,
         "LogGroup",
         retention=settings.log_retention,
         removal_policy=RemovalPolicy.DESTROY,
     )
+    role = _role(
+        scope,
+        description if role_description is None else role_description,
+        log_group,
+        statements,
+        acknowledgments,
+    )
+    powertools = lambda_.LayerVersion.from_layer_version_arn(
+        scope, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(scope).region)
+    )
+    function = lambda_.Function(
+        scope,
+        "Function",
+        description=description,
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        architecture=lambda_.Architecture.ARM_64,
+        handler=spec.handler,
+        code=function_code(spec, extra_files or {}),
+        layers=[powertools],
+        tracing=lambda_.Tracing.ACTIVE,
+        timeout=timeout,
+        memory_size=memory_size,
+        ephemeral_storage_size=ephemeral_storage,
+        role=role,
+        log_group=log_group,
+        environment={
+            ENV_POWERTOOLS_SERVICE_NAME: spec.service,
+            ENV_POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        },
+    )
+    Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
+    Wiring.of(scope).wire(spec, function, role)
+    return PythonFunction(log_group=log_group, role=role, function=function)
+
+
+def _role(
+    scope: Construct,
+    description: str,
+    log_group: logs.LogGroup,
+    statements: Sequence[iam.PolicyStatement],
+    acknowledgments: Sequence[Acknowledgment],
+) -> iam.Role:
+    """The execution role: its own logs and ``statements`` (its needs' grants follow from
+    the wiring), with the cdk-nag acknowledgments they imply."""
     role = iam.Role(
         scope,
         "Role",
         assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-        description=description if role_description is None else role_description,
+        description=description,
     )
     own_logs = iam.PolicyStatement(
         sid="WriteOwnLogs",
@@ -147,32 +193,7 @@ def python_function(
     if any(a.id == TRACING_ACKNOWLEDGMENT.id for a in acknowledgments):
         tracing = []
     Validations.of(role).acknowledge(*acknowledgments, *tracing)
-    powertools = lambda_.LayerVersion.from_layer_version_arn(
-        scope, "PowertoolsLayer", settings.powertools_layer_arn(Stack.of(scope).region)
-    )
-    function = lambda_.Function(
-        scope,
-        "Function",
-        description=description,
-        runtime=lambda_.Runtime.PYTHON_3_13,
-        architecture=lambda_.Architecture.ARM_64,
-        handler=handler,
-        code=function_code(handler, extra_files or {}),
-        layers=[powertools],
-        tracing=lambda_.Tracing.ACTIVE,
-        timeout=timeout,
-        memory_size=memory_size,
-        ephemeral_storage_size=ephemeral_storage,
-        role=role,
-        log_group=log_group,
-        environment={
-            **environment,
-            ENV_POWERTOOLS_SERVICE_NAME: service_name,
-            ENV_POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-        },
-    )
-    Validations.of(function).acknowledge(RUNTIME_PIN_ACKNOWLEDGMENT)
-    return PythonFunction(log_group=log_group, role=role, function=function)
+    return role
 
 
 @jsii.implements(ILocalBundling)
@@ -192,8 +213,8 @@ class LocalAssetBundling:
         return True
 
 
-def function_code(handler: str, extra_files: Mapping[str, Path]) -> lambda_.Code:
-    """The asset of the function running ``handler``: built by local bundling at synthesis
+def function_code(spec: FunctionSpec, extra_files: Mapping[str, Path]) -> lambda_.Code:
+    """The asset of the function ``spec``: built by local bundling at synthesis
     (:class:`LocalAssetBundling`, never Docker) and named by its content; ``extra_files``
     (path inside the asset -> file) are added to it, e.g. the viewer's hls.js from npm.
 
@@ -201,7 +222,7 @@ def function_code(handler: str, extra_files: Mapping[str, Path]) -> lambda_.Code
     packages): CDK keys its bundle folder on it, so two functions that carry different
     packages never share a bundle; two that carry the same get the same asset.
     """
-    packaging = packaging_of(handler)
+    packaging = packaging_of(spec)
     return lambda_.Code.from_asset(
         str(FUNCTIONS_DIR),
         exclude=ASSET_EXCLUDES,
@@ -217,41 +238,15 @@ def function_code(handler: str, extra_files: Mapping[str, Path]) -> lambda_.Code
     )
 
 
-def segment_read_statements(
-    bucket: s3.IBucket, *, get_sid: str = "HeadSegmentObjects"
-) -> list[iam.PolicyStatement]:
-    """Read-only access to the indexed objects, as every video-index function needs it.
-
-    GetObject under ``v1/`` (HEAD, and presigned GETs signed with the role), and
-    ListBucket on the bucket: with it, HEAD of a missing key answers 404 instead of
-    403, so "gone" and "forbidden" differ. No ``s3:prefix`` condition on ListBucket: a
-    HEAD carries no prefix, so S3's implicit ListBucket check would not match one.
-    """
-    return [
-        iam.PolicyStatement(
-            sid=get_sid,
-            actions=["s3:GetObject"],
-            resources=[bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
-        ),
-        iam.PolicyStatement(
-            sid="ListSegmentKeys",
-            actions=["s3:ListBucket"],
-            resources=[bucket.bucket_arn],
-        ),
-    ]
-
-
 def run_reports_statements(
     reports: s3.IBucket, inventory_prefix: str, run_prefixes: Sequence[str]
 ) -> list[iam.PolicyStatement]:
-    """What a fleet-scale run needs of the reports bucket: find the newest inventory report
-    (list, read under ``inventory_prefix``), and read and write its own unit lists and
-    reports under ``run_prefixes``; never write the inventory (S3 writes that)."""
+    """What a fleet-scale run needs of the reports bucket beyond listing it (its ``READ``,
+    the spec's): read the inventory reports under ``inventory_prefix``, and read and write
+    its own unit lists and reports under ``run_prefixes``; never write the inventory (S3
+    writes that)."""
     runs = [reports.arn_for_objects(f"{prefix}*") for prefix in run_prefixes]
     return [
-        iam.PolicyStatement(
-            sid="ListReports", actions=["s3:ListBucket"], resources=[reports.bucket_arn]
-        ),
         iam.PolicyStatement(
             sid="ReadInventoryAndRuns",
             actions=["s3:GetObject"],

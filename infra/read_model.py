@@ -14,6 +14,9 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from infra.wiring import Wiring, table_grants
+from video_index.core.contract import ENV_TABLE
+from video_index.core.functions import Access
 from video_index.core.table_schema import (
     PARTITION_KEY,
     SORT_KEY,
@@ -21,6 +24,17 @@ from video_index.core.table_schema import (
     read_model_table_definition,
 )
 
+#: What each access to the read model means. Its items are derived (rebuilt from S3), so
+#: read covers every way to read them (GetItem, its batch, Query), write every way to
+#: write one (a put, an update, the condition check of a transaction), delete their
+#: removal in batches (a rebuild drops a generation), scan the whole table (a rebuild's
+#: parallel Scan, sized by DescribeTable).
+READ_MODEL_ACTIONS: Final = {
+    Access.READ: ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"],
+    Access.WRITE: ["dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+    Access.DELETE: ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem"],
+    Access.SCAN: ["dynamodb:DescribeTable", "dynamodb:Scan"],
+}
 _ATTRIBUTE_TYPES: Final[dict[str, dynamodb.AttributeType]] = {
     "S": dynamodb.AttributeType.STRING,
     "N": dynamodb.AttributeType.NUMBER,
@@ -109,3 +123,9 @@ class ReadModelTable(Construct):
         self.stream_arn: str = stream_arn
         if definition.get("GlobalSecondaryIndexes"):
             raise ValueError("video_index.core.table_schema defines an index this table lacks")
+        Wiring.of(self).provide(
+            ENV_TABLE,
+            self,
+            self.table.table_name,
+            table_grants(self.table.table_arn, "ReadModel", READ_MODEL_ACTIONS),
+        )

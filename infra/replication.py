@@ -27,7 +27,9 @@ from constructs import Construct
 from infra.nag import segment_objects_acknowledgment
 from infra.settings import REPLICATION_ON, StackSettings
 from infra.storage import SegmentStorage, _private_bucket
-from video_index.core.contract import INDEXED_PREFIX
+from infra.wiring import Statements, Wiring
+from video_index.core.contract import ENV_REPLICA_BUCKET, INDEXED_PREFIX
+from video_index.core.functions import Access
 
 #: Id of the replication rule on the segment bucket.
 RULE_ID = "replicate-v1"
@@ -57,7 +59,39 @@ class SegmentReplica(Construct):
             # The copy of the source of truth: never deleted with the stack.
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.role = iam.Role(
+        self.role = self._replication_role(source)
+        Wiring.of(self).provide(
+            ENV_REPLICA_BUCKET,
+            self,
+            self.bucket.bucket_name,
+            replica_grants(self.bucket),
+            objects=self.bucket,
+        )
+        cfn = source.node.default_child
+        assert isinstance(cfn, s3.CfnBucket)
+        cfn.replication_configuration = s3.CfnBucket.ReplicationConfigurationProperty(
+            role=self.role.role_arn,
+            rules=[
+                s3.CfnBucket.ReplicationRuleProperty(
+                    id=RULE_ID,
+                    status="Enabled" if settings.replication == REPLICATION_ON else "Disabled",
+                    priority=1,
+                    filter=s3.CfnBucket.ReplicationRuleFilterProperty(prefix=INDEXED_PREFIX),
+                    # Deletes (delete markers) reach the replica; version deletes never do.
+                    delete_marker_replication=s3.CfnBucket.DeleteMarkerReplicationProperty(
+                        status="Enabled"
+                    ),
+                    destination=s3.CfnBucket.ReplicationDestinationProperty(
+                        bucket=self.bucket.bucket_arn
+                    ),
+                )
+            ],
+        )
+
+    def _replication_role(self, source: s3.IBucket) -> iam.Role:
+        """Reads the source's versions for replication under ``v1/`` and replicates
+        (objects, delete markers, tags) into the replica under ``v1/``; nothing else."""
+        role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("s3.amazonaws.com"),
@@ -84,8 +118,8 @@ class SegmentReplica(Construct):
                 resources=[self.bucket.arn_for_objects(f"{INDEXED_PREFIX}*")],
             ),
         ):
-            self.role.add_to_principal_policy(statement)
-        Validations.of(self.role).acknowledge(
+            role.add_to_principal_policy(statement)
+        Validations.of(role).acknowledge(
             segment_objects_acknowledgment(
                 source, "Only the three s3:GetObjectVersion*ForReplication reads S3 needs."
             ),
@@ -93,26 +127,7 @@ class SegmentReplica(Construct):
                 self.bucket, "Only s3:Replicate* into the replica's indexed tree."
             ),
         )
-        cfn = source.node.default_child
-        assert isinstance(cfn, s3.CfnBucket)
-        cfn.replication_configuration = s3.CfnBucket.ReplicationConfigurationProperty(
-            role=self.role.role_arn,
-            rules=[
-                s3.CfnBucket.ReplicationRuleProperty(
-                    id=RULE_ID,
-                    status="Enabled" if settings.replication == REPLICATION_ON else "Disabled",
-                    priority=1,
-                    filter=s3.CfnBucket.ReplicationRuleFilterProperty(prefix=INDEXED_PREFIX),
-                    # Deletes (delete markers) reach the replica; version deletes never do.
-                    delete_marker_replication=s3.CfnBucket.DeleteMarkerReplicationProperty(
-                        status="Enabled"
-                    ),
-                    destination=s3.CfnBucket.ReplicationDestinationProperty(
-                        bucket=self.bucket.bucket_arn
-                    ),
-                )
-            ],
-        )
+        return role
 
     @staticmethod
     def _lifecycle_rules(settings: StackSettings) -> list[s3.LifecycleRule]:
@@ -130,3 +145,35 @@ class SegmentReplica(Construct):
             )
         )
         return rules
+
+
+def replica_grants(replica: s3.IBucket) -> dict[Access, Statements]:
+    """What each access to the replica means: ``READ`` lists it and reads its ``v1/``
+    (copying back reads the object or the version); ``ERASE`` deletes versions under
+    ``v1/`` and lists them (version deletes are not replicated: an erasure erases in the
+    replica too). Nothing writes into it but replication."""
+    objects = replica.arn_for_objects(f"{INDEXED_PREFIX}*")
+    return {
+        Access.READ: lambda: [
+            iam.PolicyStatement(
+                sid="ListReplica", actions=["s3:ListBucket"], resources=[replica.bucket_arn]
+            ),
+            iam.PolicyStatement(
+                sid="CopyFromReplica",
+                actions=["s3:GetObject", "s3:GetObjectVersion"],
+                resources=[objects],
+            ),
+        ],
+        Access.ERASE: lambda: [
+            iam.PolicyStatement(
+                sid="ListReplicaVersions",
+                actions=["s3:ListBucketVersions"],
+                resources=[replica.bucket_arn],
+            ),
+            iam.PolicyStatement(
+                sid="EraseReplicaVersions",
+                actions=["s3:DeleteObjectVersion"],
+                resources=[objects],
+            ),
+        ],
+    }

@@ -2,38 +2,24 @@
 
 Every ``silent_check_minutes`` a small Lambda reads the serving generation's devices
 partition (O(devices), never a segment) and publishes ``SilentDevices``; the alarm fires
-while one or more cameras are silent. Least privilege: GetItem and Query on the read
-model, nothing else.
+while one or more cameras are silent. Least privilege: reads of the read model
+(its spec, ``core/functions.py``), nothing else.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Final
-
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from infra.python_function import python_function
 from infra.settings import StackSettings
-from video_index.core.contract import (
-    ENV_BUCKET,
-    ENV_SILENT_AFTER_SECONDS,
-    ENV_TABLE,
-    METRICS_NAMESPACE,
-    SILENCE_HANDLER,
-    SILENCE_SERVICE_NAME,
-    SILENT_DEVICES_METRIC,
-)
-
-SILENCE_TABLE_ACTIONS: Final = ["dynamodb:GetItem", "dynamodb:Query"]
+from video_index.core.contract import METRICS_NAMESPACE, SILENT_DEVICES_METRIC
+from video_index.core.functions import SILENCE
 
 
 class SilentCameras(Construct):
@@ -45,33 +31,19 @@ class SilentCameras(Construct):
         construct_id: str,
         *,
         settings: StackSettings,
-        table: dynamodb.ITable,
-        bucket_name: str,
         topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Reads the read model and its kinds' thresholds: its spec (core/functions.py).
         check = python_function(
             self,
             settings=settings,
-            handler=SILENCE_HANDLER,
-            service_name=SILENCE_SERVICE_NAME,
+            spec=SILENCE,
             description="video-index: lists cameras that stopped uploading (SilentDevices)",
             timeout=Duration.minutes(5),
             memory_size=512,
-            environment={
-                ENV_BUCKET: bucket_name,
-                ENV_TABLE: table.table_name,
-                ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
-            },
-            statements=[
-                iam.PolicyStatement(
-                    sid="ReadDevices",
-                    actions=SILENCE_TABLE_ACTIONS,
-                    resources=[table.table_arn],
-                )
-            ],
         )
-        self.function, self.role = check.function, check.role
+        self.function, self.role, self.log_group = check.function, check.role, check.log_group
         events.Rule(
             self,
             "Schedule",
@@ -90,7 +62,7 @@ class SilentCameras(Construct):
             metric=cloudwatch.Metric(
                 namespace=METRICS_NAMESPACE,
                 metric_name=SILENT_DEVICES_METRIC,
-                dimensions_map={"service": SILENCE_SERVICE_NAME},
+                dimensions_map={"service": SILENCE.service},
                 statistic="Maximum",
                 period=Duration.minutes(settings.silent_check_minutes),
             ),

@@ -1,7 +1,11 @@
 """The video-index stack: wires the constructs together and nothing else.
 
 Each construct owns its resources, their settings and their cdk-nag
-acknowledgments; this class only decides who is connected to whom.
+acknowledgments, and registers what its resources are to the functions that need
+them (``infra/wiring.py``); what each function needs is its spec
+(``video_index/core/functions.py``). This class only decides who is connected to whom,
+and, last, applies the wiring: every function gets the variables and grants its spec
+declares, or synthesis fails naming what is missing.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
 from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
+from infra.wiring import Wiring, provide_settings
 from video_index.core.contract import (
     OUTPUT_ANNOTATIONS_TABLE,
     OUTPUT_API_URL,
@@ -63,9 +68,12 @@ class VideoIndexStack(Stack):
         self._add_operations(settings)
         self._add_monitoring(settings)
         self._add_outputs(settings)
+        # Last: every construct has registered its resources and functions by now.
+        Wiring.of(self).apply()
 
     def _add_data(self, settings: StackSettings) -> None:
         """The segment bucket, the read model and the annotations (primary data)."""
+        provide_settings(self, settings)  # the plain values the specs may declare
         self.storage = SegmentStorage(self, "Storage", settings=settings)
         self.read_model = ReadModelTable(self, "ReadModel")
         # One identity per camera (docs/cameras.md): its own keys only, never an overwrite.
@@ -74,19 +82,9 @@ class VideoIndexStack(Stack):
 
     def _add_pipelines(self, settings: StackSettings) -> None:
         """Ingest (notifications -> read model), aggregation (its stream), exports."""
-        self.ingest = IngestPipeline(
-            self,
-            "Ingest",
-            settings=settings,
-            bucket=self.storage.bucket,
-            table=self.read_model.table,
-        )
+        self.ingest = IngestPipeline(self, "Ingest", settings=settings, bucket=self.storage.bucket)
         self.aggregation = Aggregation(
-            self,
-            "Aggregation",
-            settings=settings,
-            table=self.read_model.table,
-            stream_arn=self.read_model.stream_arn,
+            self, "Aggregation", settings=settings, stream_arn=self.read_model.stream_arn
         )
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
@@ -94,15 +92,7 @@ class VideoIndexStack(Stack):
 
     def _add_api(self, settings: StackSettings) -> None:
         """The HTTP API, and the bucket's CORS for the players it redirects."""
-        self.api = QueryApi(
-            self,
-            "Api",
-            settings=settings,
-            bucket=self.storage.bucket,
-            table=self.read_model.table,
-            annotations_table=self.annotations.table,
-            export_queue=self.exports.queue,
-        )
+        self.api = QueryApi(self, "Api", settings=settings, bucket=self.storage.bucket)
         # The routes that need PyAV, on their own function (docs/architecture.md).
         self.media = MediaRoutes(
             self, "Media", settings=settings, bucket=self.storage.bucket, api=self.api
@@ -116,11 +106,7 @@ class VideoIndexStack(Stack):
         """Reconcile and rebuild, the optional replica, deletion requests and who may
         record or enforce them."""
         self.reconcile = ReconcileAndRebuild(
-            self,
-            "Reconcile",
-            settings=settings,
-            storage=self.storage,
-            table=self.read_model.table,
+            self, "Reconcile", settings=settings, storage=self.storage
         )
         # Deletion requests (docs/deletion.md): the API records them, ingest and reconcile
         # enforce them, the deletion worker runs their jobs; the replica is optional.
@@ -130,28 +116,16 @@ class VideoIndexStack(Stack):
             else None
         )
         self.deletion = DeletionRequests(
-            self,
-            "Deletion",
-            settings=settings,
-            bucket=self.storage.bucket,
-            replica=self.replica.bucket if self.replica else None,
+            self, "Deletion", settings=settings, bucket=self.storage.bucket
         )
         # Restore and deletion at fleet size (docs/bulk.md); restore needs the replica.
         self.bulk = bulk_operations(
-            self,
-            settings,
-            self.storage,
-            self.replica.bucket if self.replica else None,
-            self.deletion.table,
+            self, settings, self.storage, self.replica.bucket if self.replica else None
         )
-        self.deletion.allow_requests(self.api.function, self.api.role)
-        self.deletion.allow_enforcement(self.ingest.function, self.ingest.role)
-        self.deletion.allow_enforcement(self.reconcile.function, self.reconcile.role, scan=True)
-        # Evidence holds (docs/holds.md): the API writes them, the daily retention job
-        # (instead of a per-kind lifecycle expiration) deletes what they do not cover.
-        self.holds = Holds(self, "Holds", settings=settings, bucket=self.storage.bucket)
-        self.holds.allow_api(self.api.function, self.api.role)
-        self.holds.allow_census(self.reconcile.function, self.reconcile.role, settings)
+        # Evidence holds (docs/holds.md): the API writes them, every function that deletes
+        # footage reads them (its spec must say so), and the daily retention job (instead
+        # of a per-kind lifecycle expiration) deletes what they do not cover.
+        self.holds = Holds(self, "Holds", settings=settings)
 
     def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(
@@ -169,12 +143,7 @@ class VideoIndexStack(Stack):
             rebuild_state_machine=self.reconcile.rebuild_state_machine,
         )
         self.silent_cameras = SilentCameras(
-            self,
-            "SilentCameras",
-            settings=settings,
-            table=self.read_model.table,
-            bucket_name=self.storage.bucket.bucket_name,
-            topic=self.monitoring.topic,
+            self, "SilentCameras", settings=settings, topic=self.monitoring.topic
         )
 
     def _add_outputs(self, settings: StackSettings) -> None:

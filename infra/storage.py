@@ -11,19 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.settings import StackSettings
+from infra.wiring import Statements, Wiring
 from video_index.core.contract import (
     CORS_EXPOSED_HEADERS,
     CORS_MAX_AGE_SECONDS,
+    ENV_BUCKET,
+    ENV_INVENTORY_DESTINATION,
+    ENV_REPORTS_BUCKET,
     EXPORTS_PREFIX,
     INDEXED_PREFIX,
     INVENTORY_ID,
     INVENTORY_PREFIX,
     RENDITIONS_PREFIX,
 )
+from video_index.core.functions import Access
 
 #: Fields reconcile needs from an inventory row besides the key (docs/read-model.md: size, etag,
 #: last_modified). Fewer fields make smaller, cheaper reports.
@@ -125,6 +131,27 @@ class SegmentStorage(Construct):
         )
         self.inventory_prefix = INVENTORY_PREFIX
         self.inventory_id = INVENTORY_ID
+        self._provide()
+
+    def _provide(self) -> None:
+        """The segment bucket, the reports bucket and the inventory destination, as the
+        functions that declare them get them (``infra/wiring.py``)."""
+        wiring = Wiring.of(self)
+        wiring.provide(
+            ENV_BUCKET,
+            self,
+            self.bucket.bucket_name,
+            segment_grants(self.bucket),
+            objects=self.bucket,
+        )
+        reports = self.reports_bucket
+        list_reports = iam.PolicyStatement(
+            sid="ListReports", actions=["s3:ListBucket"], resources=[reports.bucket_arn]
+        )
+        wiring.provide(
+            ENV_REPORTS_BUCKET, self, reports.bucket_name, {Access.READ: lambda: [list_reports]}
+        )
+        wiring.provide_value(ENV_INVENTORY_DESTINATION, self, self.inventory_destination_uri)
 
     @property
     def inventory_destination_prefix(self) -> str:
@@ -205,3 +232,43 @@ class SegmentStorage(Construct):
             )
         )
         return rules
+
+
+def segment_grants(bucket: s3.IBucket) -> dict[Access, Statements]:
+    """What each access to the segments means: objects under ``v1/`` only, never a write
+    or a delete elsewhere (renditions and exports are granted by their constructs).
+
+    ``READ`` is GetObject (HEAD, and presigned GETs signed with the role) with ListBucket
+    on the bucket: with it, HEAD of a missing key answers 404 instead of 403, so "gone"
+    and "forbidden" differ; no ``s3:prefix`` condition, since a HEAD carries no prefix.
+    ``LIST`` is ListBucket under ``v1/`` alone. ``DELETE`` makes delete markers;
+    ``ERASE`` deletes versions (and lists them)."""
+    objects = bucket.arn_for_objects(f"{INDEXED_PREFIX}*")
+
+    def statement(sid: str, actions: list[str], resource: str, **conditions: object) -> Statements:
+        return lambda: [
+            iam.PolicyStatement(
+                sid=sid, actions=actions, resources=[resource], conditions=conditions or None
+            )
+        ]
+
+    under_v1 = {"StringLike": {"s3:prefix": [f"{INDEXED_PREFIX}*"]}}
+    read, listing = (
+        statement("ReadSegmentObjects", ["s3:GetObject"], objects),
+        statement("ListSegmentKeys", ["s3:ListBucket"], bucket.bucket_arn),
+    )
+    erase, versions = (
+        statement("EraseSegmentVersions", ["s3:DeleteObjectVersion"], objects),
+        statement("ListSegmentVersions", ["s3:ListBucketVersions"], bucket.bucket_arn),
+    )
+    return {
+        Access.READ: lambda: [*read(), *listing()],
+        Access.LIST: statement(
+            "ListSegmentFolders", ["s3:ListBucket"], bucket.bucket_arn, **under_v1
+        ),
+        Access.WRITE: statement(
+            "WriteSegmentObjects", ["s3:AbortMultipartUpload", "s3:PutObject"], objects
+        ),
+        Access.DELETE: statement("DeleteSegmentObjects", ["s3:DeleteObject"], objects),
+        Access.ERASE: lambda: [*erase(), *versions()],
+    }

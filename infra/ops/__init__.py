@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
 from infra.ops.function import ops_function
@@ -40,11 +39,10 @@ class ReconcileAndRebuild(Construct):
         *,
         settings: StackSettings,
         storage: SegmentStorage,
-        table: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
         self.node.set_context(_RESULT_WRITER_V2_FLAG, True)
-        lambda_function = ops_function(self, settings=settings, storage=storage, table=table)
+        lambda_function = ops_function(self, settings=settings, storage=storage)
         self.log_group = lambda_function.log_group
         self.role = lambda_function.role
         self.function = lambda_function.function

@@ -28,7 +28,7 @@ from video_index.aws.objects import ObjectStore
 from video_index.core.access import ACCESS_EXTENSION, PUBLIC
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
-from video_index.holds.service import Holds
+from video_index.holds.service import Holds, HoldsHeldWindows
 from worlds import events as ev
 from worlds.api_world import ApiWorld, at, make_world
 
@@ -188,6 +188,7 @@ def world(aws: None) -> ApiWorld:
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(made.s3, ev.BUCKET),
         enqueue=lambda _: None,
+        holds=HoldsHeldWindows(made.services.holds),
         clock=lambda: at(30, 12).timestamp(),
     )
     made.services.exports._enqueue = lambda _: None

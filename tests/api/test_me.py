@@ -138,8 +138,11 @@ def attempt(world: ApiWorld, action: str, role: str) -> int:
         return world.call("GET", f"{device}/segments", WINDOW, authorizer=caller)[0]
     if action in ("annotate", "export", "hold"):
         path = {"annotate": "annotations", "export": "exports", "hold": "holds"}[action]
-        body = json.dumps(BODIES[("POST", f"/devices/{{device}}/{path}")])
-        return world.call("POST", f"{device}/{path}", body=body, authorizer=caller)[0]
+        body = dict(BODIES[("POST", f"/devices/{{device}}/{path}")])
+        if action == "hold":  # outside WINDOW: a hold there would refuse the deletions (409)
+            body |= {"from": "2026-11-29T12:00:00Z", "to": "2026-11-29T12:05:00Z"}
+        payload = json.dumps(body)
+        return world.call("POST", f"{device}/{path}", body=payload, authorizer=caller)[0]
     if action in ("delete", "erase"):
         query = WINDOW + ("&erase=true" if action == "erase" else "")
         return world.call("DELETE", f"{device}/segments", query, authorizer=caller)[0]

@@ -24,17 +24,17 @@ from video_index.aws.objects import ObjectStore
 from video_index.bulk.local import LocalEngine
 from video_index.bulk.steps import Bulk
 from video_index.core.errors import BadInput
-from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
 from video_index.deletion.jobs import DEFAULT_LEASE_SECONDS, DeletionJobs
 from video_index.deletion.model import DeletionState
+from video_index.holds.service import HoldsHeldWindows
 
 START = at(1, 0)
 END = START + timedelta(days=70)  # three 31-day slices per device
 HELD_FROM, HELD_TO = START + timedelta(days=40), START + timedelta(days=42)
 
 
-def _bulk(world: World, holds: StaticHolds) -> Bulk:
+def _bulk(world: World) -> Bulk:
     def jobs() -> DeletionJobs:
         return DeletionJobs(
             DeletionTable(world.dynamodb, world.table),
@@ -42,7 +42,7 @@ def _bulk(world: World, holds: StaticHolds) -> Bulk:
             enqueue=lambda _: None,
             clock=world.clock,
             batch_size=25,
-            holds=holds,
+            holds=HoldsHeldWindows(world.holds),
         )
 
     return Bulk(
@@ -51,7 +51,6 @@ def _bulk(world: World, holds: StaticHolds) -> Bulk:
         reports=ObjectStore(world.s3, REPORTS),
         jobs=jobs,
         enforcer=lambda: None,
-        holds=holds,
     )
 
 
@@ -61,7 +60,7 @@ def test_a_bulk_deletion_fans_out_and_a_unit_killed_mid_way_resumes(moto_world: 
     for device in ("cam-a", "cam-b", "cam-keep"):
         first = START - timedelta(days=5)
         keys += [put(moto_world.s3, device, first + timedelta(hours=6 * i)) for i in range(320)]
-    holds = StaticHolds([HeldWindow("h1", "cam-a", to_epoch_ms(HELD_FROM), to_epoch_ms(HELD_TO))])
+    moto_world.hold("cam-a", HELD_FROM, HELD_TO)
     doomed = (meets(keys, "cam-a", START, END) | meets(keys, "cam-b", START, END)) - meets(
         keys, "cam-a", HELD_FROM, HELD_TO
     )
@@ -74,7 +73,7 @@ def test_a_bulk_deletion_fans_out_and_a_unit_killed_mid_way_resumes(moto_world: 
         "run_id": "d1",
     }
     # When the run's process dies mid-way through its second unit
-    bulk = _bulk(moto_world, holds)
+    bulk = _bulk(moto_world)
     killer = Killer([moto_world.s3, moto_world.dynamodb], at_call=60, after=True)
     with pytest.raises(Killed):
         LocalEngine(bulk).delete(execution)
@@ -102,10 +101,11 @@ def test_a_bulk_deletion_fans_out_and_a_unit_killed_mid_way_resumes(moto_world: 
     # And exactly the window's keys are gone, counted once; held footage and others stay
     assert set(current(moto_world.s3)) == set(keys) - doomed
     assert report["deleted"] == len(doomed)
+    assert report["kept_held"] == len(meets(keys, "cam-a", HELD_FROM, HELD_TO))
 
 
 def test_a_bulk_deletion_is_refused_when_it_names_nothing_or_too_much(moto_world: World) -> None:
-    engine = LocalEngine(_bulk(moto_world, StaticHolds([])))
+    engine = LocalEngine(_bulk(moto_world))
     window = {"from_ms": to_epoch_ms(START), "to_ms": to_epoch_ms(END), "created_by": "t"}
     with pytest.raises(BadInput, match="devices"):
         engine.delete({**window, "devices": []})

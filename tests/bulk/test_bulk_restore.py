@@ -24,9 +24,7 @@ from tests.support.deletion_world import (
 from video_index.aws.objects import ObjectStore
 from video_index.bulk.local import LocalEngine
 from video_index.bulk.steps import Bulk
-from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
-from video_index.deletion.enforcement import Enforcer
 from video_index.ops.planning import Sizing
 from worlds.inventory_fixtures import write_inventory
 
@@ -92,15 +90,13 @@ def _empty(world: World) -> None:
         world.s3.delete_object(Bucket=BUCKET, Key=key)
 
 
-def _bulk(world: World, holds: StaticHolds) -> Bulk:
-    segments = ObjectStore(world.s3, BUCKET)
+def _bulk(world: World) -> Bulk:
     return Bulk(
         s3=world.s3,
-        segments=segments,
+        segments=ObjectStore(world.s3, BUCKET),
         reports=ObjectStore(world.s3, REPORTS),
         jobs=world.jobs,
-        enforcer=lambda: Enforcer(world.jobs().table, segments),
-        holds=holds,
+        enforcer=world.enforcer,
         sizing=Sizing(prefixes_per_unit=1, unit_bytes=2048),
         workers=4,
     )
@@ -115,7 +111,7 @@ def test_restore_fans_out_filters_retries_and_a_second_run_copies_nothing(
     moto_world.jobs().create(
         "cam-a", to_epoch_ms(FROM), to_epoch_ms(TO), kind=None, erase=True, created_by="t"
     )
-    holds = StaticHolds([HeldWindow("h1", "cam-a", to_epoch_ms(HELD_FROM), to_epoch_ms(HELD_TO))])
+    moto_world.hold("cam-a", HELD_FROM, HELD_TO)  # placed after the request
     covered = meets(keys, "cam-a", FROM, TO)
     held = meets(keys, "cam-a", HELD_FROM, HELD_TO)
     assert held and held < covered
@@ -124,7 +120,7 @@ def test_restore_fans_out_filters_retries_and_a_second_run_copies_nothing(
     # And the segment bucket lost, and copies that fail now and then
     _empty(moto_world)
     flaky = FlakyCopies(moto_world.s3, every=97)
-    engine = LocalEngine(_bulk(moto_world, holds))
+    engine = LocalEngine(_bulk(moto_world))
     # When the restore runs on the engine
     report = engine.restore({"source_bucket": REPLICA, "manifest": manifest, "run_id": "r1"})
     # Then units failed and were retried, and none is left failed
@@ -139,7 +135,7 @@ def test_restore_fans_out_filters_retries_and_a_second_run_copies_nothing(
     written = ObjectStore(moto_world.s3, REPORTS).get_json("bulk-restore/r1/report.json")
     assert written == report
     # When it runs again, it copies nothing
-    again = LocalEngine(_bulk(moto_world, holds)).restore(
+    again = LocalEngine(_bulk(moto_world)).restore(
         {"source_bucket": REPLICA, "manifest": manifest, "run_id": "r2"}
     )
     assert (again["copied"], again["identical"]) == (0, len(expected))
@@ -155,7 +151,7 @@ def test_a_unit_that_keeps_failing_is_reported_and_the_others_are_done(moto_worl
             raise _error("AccessDenied", 403)
 
     moto_world.s3.meta.events.register("before-parameter-build.s3.CopyObject", refuse)
-    engine = LocalEngine(_bulk(moto_world, StaticHolds([])), attempts=2)
+    engine = LocalEngine(_bulk(moto_world), attempts=2)
     # When the restore runs from a listing of the replica
     report = engine.restore({"source_bucket": REPLICA, "run_id": "r3"})
     # Then the failed unit is in the report, and the rest is restored
@@ -166,6 +162,6 @@ def test_a_unit_that_keeps_failing_is_reported_and_the_others_are_done(moto_worl
 
 
 def test_restore_refuses_the_segment_bucket_as_its_source(moto_world: World) -> None:
-    engine = LocalEngine(_bulk(moto_world, StaticHolds([])))
+    engine = LocalEngine(_bulk(moto_world))
     with pytest.raises(Exception, match="source_bucket"):
         engine.restore({"source_bucket": BUCKET})

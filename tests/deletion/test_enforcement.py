@@ -29,6 +29,7 @@ from video_index.core.keys import parse_key
 from video_index.core.layout import bucket_pk
 from video_index.core.timeunits import to_epoch_ms
 from video_index.deletion.enforcement import Enforcer
+from video_index.holds.service import HoldsHeldWindows
 from video_index.ingest.batches import IngestService
 from video_index.ingest.ingestor import Ingestor, Outcome
 from video_index.ops.reconcile import Reconciler
@@ -46,7 +47,7 @@ class Setup:
         self.store = ReadModelStore(dynamodb, read_model, tombstone_days=35)
         self.objects = ObjectStore(world.s3, BUCKET)
         self.table = DeletionTable(world.dynamodb, world.table)
-        self.enforcer = Enforcer(self.table, self.objects)
+        self.enforcer = Enforcer(self.table, self.objects, HoldsHeldWindows(world.holds))
         self.ingest = IngestService(Ingestor(self.store, self.objects, enforcer=self.enforcer))
         self.aggregation = Aggregation(dynamodb, read_model)
         self.jobs = world.jobs()

@@ -15,7 +15,6 @@ from typing import Any
 
 from tests.support.deletion_world import BUCKET, REPLICA, World, at, segment_key, versioned_bucket
 from video_index.aws.objects import ObjectStore
-from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
 from video_index.media.erasure import erase_exports
 from video_index.media.exports import ExportJob, Exports, ExportState
@@ -90,10 +89,8 @@ def test_an_erasure_removes_every_version_of_what_was_made_from_its_footage(
     renditions.forget(keys[1])
     assert all(len(_derived(world, k)) >= 4 for k in [*keys, other])
     # When the window of the first four files is erased, the fourth held
+    world.hold(DEVICE, T0 + 3 * STEP, T0 + 4 * STEP)
     jobs = world.jobs(replica=REPLICA)
-    jobs.holds = StaticHolds(
-        [HeldWindow("h1", DEVICE, to_epoch_ms(T0 + 3 * STEP), to_epoch_ms(T0 + 4 * STEP))]
-    )
     request = jobs.create(
         DEVICE,
         to_epoch_ms(T0),

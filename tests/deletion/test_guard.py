@@ -12,10 +12,11 @@ import pytest
 
 from tests.support.deletion_world import Clock
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
-from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.service import Holds, HoldsHeldWindows
 from worlds import events as ev
 from worlds.api_world import WORLD_POLICY, ApiWorld, at, make_world
 
@@ -35,12 +36,13 @@ def clock() -> Clock:
 @pytest.fixture
 def world(aws: None, clock: Clock) -> Iterator[ApiWorld]:
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "read-model", deletions="deletions")
+    create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
     made = make_world(dynamodb, "read-model")
     made.services.deletions = DeletionJobs(
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(made.s3, ev.BUCKET),
         enqueue=lambda _: None,
+        holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),
         clock=clock,
     )
     made.policy = replace(WORLD_POLICY, deletions_per_day=3)
@@ -102,12 +104,13 @@ def test_a_viewer_or_reviewer_cannot_ask_at_all(world: ApiWorld) -> None:
 
 def test_the_quota_is_spent_only_by_a_request_that_passed_every_check(world: ApiWorld) -> None:
     # Given a quota of 3 a day, and a hold over the first hour of a day of the device
-    jobs = world.services.deletions
-    assert jobs is not None
-    held = HeldWindow(
-        "h-1", DEVICE, int(at(29, 10).timestamp() * 1000), int(at(29, 11).timestamp() * 1000)
+    Holds(HoldStore(boto3.client("dynamodb"), "holds")).create(
+        DEVICE,
+        int(at(29, 10).timestamp() * 1000),
+        int(at(29, 11).timestamp() * 1000),
+        "case 1",
+        "someone",
     )
-    jobs.holds = StaticHolds([held])
     operator = jwt("op", "operator")
     # When the operator asks again and again for what is refused: the held window (409),
     # windows that are backwards, too long or in the future, and a bad kind (400)

@@ -30,7 +30,7 @@ from video_index.core.holding import HeldWindow
 from video_index.core.keys import parse_key
 from video_index.core.queue_settings import DELETION_MAX_RECEIVES
 from video_index.core.timeunits import to_epoch_ms
-from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.enforcement import Enforcer, Verdict
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.model import DeletionState
 from video_index.deletion.worker import DeletionWorker
@@ -154,9 +154,12 @@ def test_a_failed_request_stays_in_force_and_a_retry_finishes_it(world: World) -
     world.s3.meta.events.unregister(SLOW_DOWN, _slow_down)
     # When a segment appears in its window (a camera's late upload)
     again = put(world.s3, DEVICE, FROM + timedelta(seconds=35), 5_000)
-    enforcer = Enforcer(jobs.table, ObjectStore(world.s3, "video-index-deletion-tests"))
-    window = enforcer.enforce(parse_key(again), by="ingest")
+    enforcer = Enforcer(jobs.table, ObjectStore(world.s3, "video-index-deletion-tests"), jobs.holds)
+    segment = parse_key(again)
+    verdict = enforcer.enforce(segment, by="ingest")
     # Then enforcement deletes it again: the request a person made stays in force
+    window = enforcer.window_of(segment)
+    assert verdict is Verdict.ENFORCED
     assert window is not None and window.deletion_id == deletion_id
     assert [v.marker for v in versions(world.s3)[again]] == [True, False]
     # When the job is retried (video-index delete --resume)

@@ -16,10 +16,12 @@ import pytest
 from tests.support.deletion_world import Clock
 from video_index.annotations.identity import local_authorizer
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.worker import DeletionWorker
+from video_index.holds.service import Holds, HoldsHeldWindows
 from video_index.local.context import LocalLambdaContext
 from worlds import events as ev
 from worlds.api_world import ApiWorld, at, iso, make_world, resolve
@@ -59,12 +61,13 @@ class Deletions:
 @pytest.fixture
 def deletions(aws: None) -> Deletions:
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "read-model", deletions="deletions")
+    create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
     world = make_world(dynamodb, "read-model")
     jobs = DeletionJobs(
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(world.s3, ev.BUCKET),
         enqueue=lambda _: None,
+        holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),
         clock=Clock(),
     )
     world.services.deletions = jobs

@@ -20,9 +20,7 @@ from tests.support.deletion_world import (
 )
 from video_index.aws.objects import ObjectStore, ObjectStoreError
 from video_index.core.errors import Conflict
-from video_index.core.holding import HeldWindow, StaticHolds
 from video_index.core.timeunits import to_epoch_ms
-from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.model import DeletionState
 from video_index.deletion.restore import RESTORED_ETAG, Restorer
 from video_index.deletion.undelete import NO_VERSION_LEFT, Undeleter
@@ -153,8 +151,7 @@ def test_restore_does_not_bring_back_what_a_request_in_force_covers(moto_world: 
     jobs.create(DEVICE, to_epoch_ms(FROM), to_epoch_ms(TO), kind=None, erase=True, created_by="t")
     covered = meets(keys, DEVICE, FROM, TO)
     _empty(moto_world)
-    enforcer = Enforcer(jobs.table, ObjectStore(moto_world.s3, BUCKET))
-    report = Restorer(ObjectStore(moto_world.s3, BUCKET), enforcer).run(REPLICA)
+    report = Restorer(ObjectStore(moto_world.s3, BUCKET), moto_world.enforcer()).run(REPLICA)
     assert report.withheld == len(covered)
     assert set(current(moto_world.s3)) == set(keys) - covered
 
@@ -168,14 +165,13 @@ def test_restore_brings_back_what_a_hold_keeps_inside_a_deletion_window(
     jobs = moto_world.jobs()
     jobs.create(DEVICE, to_epoch_ms(FROM), to_epoch_ms(TO), kind=None, erase=True, created_by="t")
     held_from, held_to = at(22, 12, 0, 30), at(22, 12, 1)
-    holds = StaticHolds([HeldWindow("h1", DEVICE, to_epoch_ms(held_from), to_epoch_ms(held_to))])
+    moto_world.hold(DEVICE, held_from, held_to)  # placed after the request
     covered = meets(keys, DEVICE, FROM, TO)
     held = meets(keys, DEVICE, held_from, held_to)
     assert held and held < covered
     _empty(moto_world)
-    enforcer = Enforcer(jobs.table, ObjectStore(moto_world.s3, BUCKET))
     # When restore runs with the hold in force
-    report = Restorer(ObjectStore(moto_world.s3, BUCKET), enforcer, holds).run(REPLICA)
+    report = Restorer(ObjectStore(moto_world.s3, BUCKET), moto_world.enforcer()).run(REPLICA)
     # Then what the hold keeps comes back, the rest of the window stays deleted
     assert (report.withheld, report.held) == (len(covered - held), len(held))
     assert set(current(moto_world.s3)) == set(keys) - (covered - held)

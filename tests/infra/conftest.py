@@ -45,6 +45,12 @@ VIEWER_CONTEXT = {
 
 
 @pytest.fixture(scope="session")
+def replica_synth() -> Synth:
+    # Given the app synthesized with -c replication=on (once for every test that needs it)
+    return synthesize({"replication": "on"})
+
+
+@pytest.fixture(scope="session")
 def viewer_synth() -> Synth:
     # Given the app built with the viewer on (JWT authorization, an OIDC client)
     return synthesize(VIEWER_CONTEXT)

@@ -15,6 +15,8 @@ from constructs import IConstruct
 
 from app import build
 from infra.stack import VideoIndexStack
+from infra.wiring import Wiring
+from video_index.core.functions import FunctionSpec
 
 #: cfn-lint warnings accepted, each with its reason. W3005 flags a DependsOn that a
 #: GetAtt/Ref already implies; CDK emits these explicit dependencies itself (the
@@ -96,6 +98,31 @@ class Synth:
             for m in lint_file(path)
             if m.rule.id not in ACCEPTED_CFN_LINT_WARNINGS
         ]
+
+
+def stand_ins(stack: Stack, *specs: FunctionSpec) -> None:
+    """What the functions ``specs`` need that nothing in ``stack`` provides, as stand-ins (a
+    name, and per access a read of an object of that name), then the wiring applied: so a
+    construct synthesizes alone. Its real settings and grants are tested on the whole stack
+    (``tests/infra/test_wiring.py``)."""
+    from aws_cdk import aws_iam as iam
+
+    wiring = Wiring.of(stack)
+    for spec in specs:
+        for need in spec.needs:
+            if wiring.provides(need.setting):
+                continue
+            name = f"stand-in-{need.setting.lower().replace('_', '-')}"
+
+            def grant(name: str = name) -> list[iam.PolicyStatement]:
+                return [
+                    iam.PolicyStatement(
+                        actions=["s3:GetObject"], resources=[f"arn:aws:s3:::{name}/o"]
+                    )
+                ]
+
+            wiring.provide(need.setting, stack, name, dict.fromkeys(need.grants, grant))
+    wiring.apply()
 
 
 def synthesize(context: Mapping[str, Any] | None = None) -> Synth:

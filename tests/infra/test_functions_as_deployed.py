@@ -38,16 +38,9 @@ from infra.settings import StackSettings
 from tests.infra.template import Synth
 from tests.support.deployed_world import DeployedWorld
 from video_index.core.access import ENV_ACCESS_POLICY
-from video_index.core.contract import (
-    ACTION_RECONCILE,
-    ENV_DELETION_QUEUE_URL,
-    ENV_DELETIONS_TABLE,
-    INVENTORY_ID,
-    INVENTORY_PREFIX,
-)
+from video_index.core.contract import ACTION_RECONCILE, INVENTORY_ID, INVENTORY_PREFIX
 from video_index.core.keys import parse_key
 from video_index.core.settings import Settings
-from video_index.core.table_schema import deletions_table_definition
 from video_index.deletion.model import DeletionState
 from video_index.deletion.service import build_deletion_jobs
 from video_index.local.stack import MotoServer
@@ -423,26 +416,20 @@ def test_export_joins_the_windows_files_into_one_mp4(
 def test_deletion_deletes_a_windows_objects_and_leaves_the_rest(
     world: DeployedWorld, lambda_env: LambdaEnvironment, runnable: dict[str, Path]
 ) -> None:
-    # Given a versioned bucket holding three clips, a deletion requests table and queue, and
-    # a request recorded for the window of the first two
-    s3, dynamodb, sqs = world.client("s3"), world.client("dynamodb"), world.client("sqs")
+    # Given a versioned bucket holding three clips, and a request recorded for the window
+    # of the first two (by the deletion service, with the world's tables and queue)
+    s3 = world.client("s3")
     s3.put_bucket_versioning(Bucket=world.bucket, VersioningConfiguration={"Status": "Enabled"})
     first = datetime(2025, 11, 30, 8, 0, tzinfo=UTC)
     keys = [world.put_clip(DEVICE, first + timedelta(minutes=n), "ts") for n in range(3)]
-    table = f"deletions-{world.table}"
-    dynamodb.create_table(**deletions_table_definition(table))
-    queue_url = sqs.create_queue(QueueName=f"deletions-{world.table}")["QueueUrl"]
-    settings = Settings(
-        bucket=world.bucket, table=world.table, deletions_table=table, deletion_queue_url=queue_url
-    )
+    settings = Settings.from_env(world.environ())
     from_ms = int(first.timestamp() * 1000)
     request = build_deletion_jobs(settings, world.clients()).create(
         DEVICE, from_ms, from_ms + 2 * 60_000, kind="video", erase=False, created_by="tester"
     )
     # When the deletion function handles the queue's message for it
     message = ev.sqs_event(ev.sqs_record({"deletion_id": request.deletion_id}))
-    environ = {ENV_DELETIONS_TABLE: table, ENV_DELETION_QUEUE_URL: queue_url}
-    ran = _run(lambda_env, runnable, "deletion", message, world, **environ)
+    ran = _run(lambda_env, runnable, "deletion", message, world)
     # Then the window's two clips are gone (behind delete markers), the third stays
     assert ran.result == {"batchItemFailures": []}, ran.output
     listed = s3.list_objects_v2(Bucket=world.bucket).get("Contents", [])

@@ -25,10 +25,12 @@ import pytest
 
 from tests.infra.template import Synth, as_list, joined
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
 from video_index.core.access import Role
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.service import Holds, HoldsHeldWindows
 from worlds import events as ev
 from worlds.api_world import WORLD_POLICY, ApiWorld, at, make_world
 
@@ -282,13 +284,14 @@ def test_the_reference_evaluator_follows_the_quoted_rules() -> None:
 @pytest.fixture
 def quota_world(aws: None) -> ApiWorld:
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "read-model", deletions="deletions")
+    create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
     made = make_world(dynamodb, "read-model")
     made.services.deletions = DeletionJobs(
         DeletionTable(dynamodb, "deletions"),
         ObjectStore(made.s3, ev.BUCKET),
         enqueue=lambda _: None,
         clock=lambda: at(30, 12).timestamp(),
+        holds=HoldsHeldWindows(Holds(HoldStore(dynamodb, "holds"))),
     )
     role_sessions = f"arn:aws:sts::{ACCOUNT}:assumed-role/{ROLE}/*"
     made.policy = replace(WORLD_POLICY, iam_scopes=((role_sessions, ("cam-*",)),))

@@ -154,6 +154,7 @@ def test_the_consumer_runs_the_aggregate_handler_with_the_table_and_gap_toleranc
     assert props["Environment"]["Variables"] == {
         "VIDEO_INDEX_TABLE": synth.ref(stack.read_model.table),
         "VIDEO_INDEX_GAP_TOLERANCE_MS": str(DEFAULTS.gap_tolerance_ms),
+        "VIDEO_INDEX_TOMBSTONE_DAYS": str(DEFAULTS.tombstone_days),  # its store is built so
         "POWERTOOLS_SERVICE_NAME": AGGREGATE_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
     }
@@ -168,13 +169,21 @@ def test_the_consumers_role_has_exactly_what_it_does(synth: Synth) -> None:
     statements = synth.policy_statements(aggregation.role)
     by_sid = statements_by_sid(statements)
     table = stack.read_model.table
-    # Then aggregates: read, conditional put, query of segment items, on the table only
-    assert by_sid["AggregateItems"]["Action"] == [
+    # Then aggregates: read and write items of the read model (its spec's read and write:
+    # an aggregate read, put back conditioned on its version; segment items queried), on
+    # the table only
+    assert by_sid["ReadModelRead"]["Action"] == [
+        "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
-        "dynamodb:PutItem",
         "dynamodb:Query",
     ]
-    assert by_sid["AggregateItems"]["Resource"] == synth.arn(table)
+    assert by_sid["ReadModelWrite"]["Action"] == [
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+    ]
+    assert by_sid["ReadModelRead"]["Resource"] == synth.arn(table)
+    assert by_sid["ReadModelWrite"]["Resource"] == synth.arn(table)
     # And the stream's records on the stream's ARN only
     assert by_sid["ReadModelStream"]["Action"] == [
         "dynamodb:DescribeStream",
@@ -206,19 +215,29 @@ def test_the_consumers_role_has_exactly_what_it_does(synth: Synth) -> None:
     # And nothing else: no scan, no batch, no delete, no update, no other table
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert not {a for a in actions if a.startswith("dynamodb:")} - {
-        *by_sid["AggregateItems"]["Action"],
+        *by_sid["ReadModelRead"]["Action"],
+        *by_sid["ReadModelWrite"]["Action"],
         *by_sid["ReadModelStream"]["Action"],
         "dynamodb:ListStreams",
     }
-    assert len(statements) == 6
+    assert len(statements) == 7
 
 
-def test_ingest_writes_segment_items_only(synth: Synth) -> None:
-    # Given the ingest role's read-model statement
-    by_sid = statements_by_sid(synth.policy_statements(synth.video_index.ingest.role))
-    # Then it reads and puts items (one conditional PutItem per transition), nothing more
-    assert by_sid["ReadModelItems"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem"]
-    assert by_sid["ReadModelItems"]["Resource"] == synth.arn(synth.video_index.read_model.table)
+def test_ingest_reads_and_writes_items_and_never_deletes_or_scans(synth: Synth) -> None:
+    # Given the ingest role's statements on the read model
+    table = synth.arn(synth.video_index.read_model.table)
+    statements = synth.policy_statements(synth.video_index.ingest.role)
+    actions = {a for s in statements if s["Resource"] == table for a in as_list(s["Action"])}
+    # Then it reads and writes items (one conditional write per transition; aggregates
+    # are the stream consumer's, which no IAM action tells apart), and nothing more
+    assert actions == {
+        "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    }
 
 
 # --- alarms and outputs -----------------------------------------------------------------------

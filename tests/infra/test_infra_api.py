@@ -17,17 +17,17 @@ import pytest
 from aws_cdk import App, Stack, Validations
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_integrations as integrations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
 from app import build
 from infra.api import QueryApi
 from infra.settings import SettingsError, StackSettings
-from tests.infra.template import Synth, as_list, synthesize
+from infra.wiring import provide_settings
+from tests.infra.template import Synth, as_list, stand_ins, synthesize
+from video_index.core.functions import API
 from video_index.core.table_schema import annotations_table_definition, read_model_table_definition
 
 ISSUER = "https://issuer.example.com/pool-1"
@@ -77,19 +77,10 @@ def _api_only(context: Mapping[str, Any]) -> tuple[Synth, QueryApi]:
     """Only the API construct (with a plain bucket and table): cheap to synthesize."""
     app = App(context=dict(context))
     stack = Stack(app, "ApiOnly")
-    bucket = s3.Bucket(stack, "Bucket")
-    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-    table = dynamodb.Table(stack, "Table", partition_key=key)
-    annotations = dynamodb.Table(stack, "Annotations", partition_key=key)
-    api = QueryApi(
-        stack,
-        "Api",
-        settings=StackSettings.from_context(app),
-        bucket=bucket,
-        table=table,
-        annotations_table=annotations,
-        export_queue=sqs.Queue(stack, "Exports", enforce_ssl=True),
-    )
+    settings = StackSettings.from_context(app)
+    provide_settings(stack, settings)
+    api = QueryApi(stack, "Api", settings=settings, bucket=s3.Bucket(stack, "Bucket"))
+    stand_ins(stack, API)
     return Synth(app=app, stack=stack, template=Template.from_stack(stack)), api
 
 
@@ -475,83 +466,36 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
         for action in as_list(statement["Action"]):
             assert "*" not in action, statement
     by_sid = {s.get("Sid"): s for s in statements}
-    table_arn = synth.arn(stack.read_model.table)
     bucket_arn = synth.arn(stack.storage.bucket)
-    # And the read model: GetItem, Query and BatchGetItem (is an annotated segment still
-    # there?) on the table
-    assert by_sid["ReadModelRead"]["Action"] == [
-        "dynamodb:BatchGetItem",
-        "dynamodb:GetItem",
-        "dynamodb:Query",
-    ]
-    assert by_sid["ReadModelRead"]["Resource"] == table_arn
     # And nothing on any index of the table (it has none: a segment is read by its key)
-    assert "FindSegmentById" not in by_sid
     assert not [s for s in statements if "/index/" in json.dumps(s["Resource"])]
-    # And read repair: one key's conditional put/update through the ingest path, no delete
-    assert by_sid["ReadRepair"]["Action"] == [
-        "dynamodb:ConditionCheckItem",
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-    ]
-    assert by_sid["ReadRepair"]["Resource"] == table_arn
-    # And S3: GetObject (HEAD, presigned GET) under v1/ only
-    assert by_sid["ReadSegmentObjects"]["Action"] == "s3:GetObject"
-    assert by_sid["ReadSegmentObjects"]["Resource"] == {"Fn::Join": ["", [bucket_arn, "/v1/*"]]}
-    # And ListBucket on the segment bucket only (freshness listing; 404 for a missing key)
-    assert by_sid["ListSegmentKeys"]["Action"] == "s3:ListBucket"
-    assert by_sid["ListSegmentKeys"]["Resource"] == bucket_arn
-    # And logs only into its own log group
-    assert by_sid["WriteOwnLogs"]["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
-    assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(api.log_group)
-    # And derived media (export jobs; renditions are the media function's): get and put
-    # there only
+    # And, beyond the grants of its needs (tests/infra/test_wiring.py), derived media
+    # (export jobs; renditions are the media function's): get and put there only
     assert by_sid["ReadWriteDerivedMedia"]["Action"] == ["s3:GetObject", "s3:PutObject"]
     assert by_sid["ReadWriteDerivedMedia"]["Resource"] == {
         "Fn::Join": ["", [bucket_arn, "/exports/*"]]
     }
-    # And queueing exports: SendMessage on the export queue only
-    assert by_sid["QueueExports"]["Action"] == "sqs:SendMessage"
-    assert by_sid["QueueExports"]["Resource"] == synth.arn(stack.exports.queue)
+    # And logs only into its own log group
+    assert by_sid["WriteOwnLogs"]["Action"] == ["logs:CreateLogStream", "logs:PutLogEvents"]
+    assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(api.log_group)
     # And the only generated statement is X-Ray for active tracing (no resource scoping)
     (xray,) = [s for s in statements if "Sid" not in s]
     assert xray["Resource"] == "*"
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    # And annotations: versions and window copies in one transaction, on that table only
-    annotations_arn = synth.arn(stack.annotations.table)
-    assert by_sid["ReadWriteAnnotations"]["Action"] == [
-        "dynamodb:ConditionCheckItem",
-        "dynamodb:DeleteItem",
-        "dynamodb:PutItem",
-        "dynamodb:Query",
-    ]
-    assert by_sid["ReadWriteAnnotations"]["Resource"] == annotations_arn
-    # And deletion requests (docs/deletion.md): recorded, read and withdrawn in their own
-    # table (a withdrawal deletes the request's window item), their jobs queued
-    deletions = by_sid["DeletionRequests"]
-    assert deletions["Action"] == [
-        "dynamodb:DeleteItem",
-        "dynamodb:GetItem",
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-    ]
-    assert deletions["Resource"] == synth.arn(stack.deletion.table)
-    assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
-    assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(stack.deletion.queue)
-    # And holds (docs/holds.md): created (a transaction of two puts), read and released
-    assert by_sid["Holds"]["Action"] == ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
-    assert by_sid["Holds"]["Resource"] == synth.arn(stack.holds.table)
-    # And the cursor key (docs/api.md#pages-and-cursors): its one secret, read only
+    # And one statement per grant of its needs: segments (read), the read model (read,
+    # write: read repair), annotations (read, write, delete), the export and deletion
+    # queues, deletion requests (read, write, delete), holds (read, write), and the cursor
+    # key (read: its one secret)
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
-    assert len(statements) == 13
+    assert len(statements) == 18
     # And nothing in it scans or writes in batches, and the only deletes are of the
-    # annotations' window copies and of withdrawn deletion requests (never of the read
-    # model or of an object)
+    # annotations' window copies and of withdrawn deletion requests' windows (never of
+    # the read model, a hold or an object)
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert not {a for a in actions if a.split(":")[1].startswith(("Scan", "BatchWrite"))}
     deleting = [s for s in statements if any(":Delete" in a for a in as_list(s["Action"]))]
-    assert {s["Sid"] for s in deleting} == {"ReadWriteAnnotations", "DeletionRequests"}
+    assert {s["Sid"] for s in deleting} == {"AnnotationsDelete", "DeletionRequestsDelete"}
 
 
 # --- cdk-nag ----------------------------------------------------------------------------------

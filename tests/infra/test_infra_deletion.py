@@ -16,13 +16,6 @@ from cdk_nag import AwsSolutionsChecks
 from infra.settings import SettingsError, StackSettings
 from tests.infra.template import Synth, as_list, joined, statements_by_sid, synthesize
 
-
-@pytest.fixture(scope="module")
-def replica_synth() -> Synth:
-    # Given the app synthesized with -c replication=on
-    return synthesize({"replication": "on"})
-
-
 # --- the requests table ----------------------------------------------------------------------
 
 
@@ -85,8 +78,9 @@ def test_deletion_jobs_run_one_per_invocation_and_poison_jobs_end_in_an_alarmed_
     assert failed["Dimensions"] == [{"Name": "service", "Value": "video-index-deletion"}]
     assert (failed["Statistic"], failed["Period"], failed["Threshold"]) == ("Sum", 300, 0)
     assert failed["AlarmActions"] == [synth.ref(synth.stack.monitoring.topic)]
-    # And it knows its bucket, table and queue (for continuations), and no replica
+    # And it knows its bucket, table and queue (for continuations), the holds, no replica
     env = function["Environment"]["Variables"]
+    assert env["VIDEO_INDEX_HOLDS_TABLE"] == synth.ref(synth.stack.holds.table)
     assert env["VIDEO_INDEX_BUCKET"] == synth.ref(synth.stack.storage.bucket)
     assert env["VIDEO_INDEX_DELETIONS_TABLE"] == synth.ref(deletion.table)
     assert env["VIDEO_INDEX_DELETION_QUEUE_URL"] == synth.ref(deletion.queue)
@@ -100,22 +94,25 @@ def test_deletion_worker_role_lists_and_deletes_under_v1_and_checkpoints_its_job
     statements = synth.policy_statements(deletion.role)
     by_sid = statements_by_sid(statements)
     bucket = synth.logical_id(synth.stack.storage.bucket)
-    # Then it reads and checkpoints its request (no query, scan, put or delete of items)
-    assert by_sid["RunDeletionJobs"]["Action"] == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-    assert by_sid["RunDeletionJobs"]["Resource"] == synth.arn(deletion.table)
-    # And lists keys and versions of the segment bucket, deletes (markers, versions) under v1/
-    assert by_sid["ListSegmentKeysAndVersions"]["Action"] == [
-        "s3:ListBucket",
-        "s3:ListBucketVersions",
-    ]
-    assert by_sid["DeleteSegmentObjects"]["Action"] == [
-        "s3:DeleteObject",
-        "s3:DeleteObjectVersion",
-    ]
-    assert joined(by_sid["DeleteSegmentObjects"]["Resource"]) == f"${{{bucket}.Arn}}/v1/*"
+    # Then it reads and checkpoints its request (no query, scan or delete of items)
+    assert by_sid["DeletionRequestsRead"]["Action"] == "dynamodb:GetItem"
+    assert by_sid["DeletionRequestsWrite"]["Action"] == ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+    assert by_sid["DeletionRequestsRead"]["Resource"] == synth.arn(deletion.table)
+    # And lists keys under v1/ and versions of the segment bucket, deletes (markers,
+    # versions) under v1/
+    assert by_sid["ListSegmentFolders"]["Action"] == "s3:ListBucket"
+    assert by_sid["ListSegmentFolders"]["Condition"] == {"StringLike": {"s3:prefix": ["v1/*"]}}
+    assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"
+    assert by_sid["DeleteSegmentObjects"]["Action"] == "s3:DeleteObject"
+    assert by_sid["EraseSegmentVersions"]["Action"] == "s3:DeleteObjectVersion"
+    for sid in ("DeleteSegmentObjects", "EraseSegmentVersions"):
+        assert joined(by_sid[sid]["Resource"]) == f"${{{bucket}.Arn}}/v1/*"
+    # And reads the holds before every batch (docs/holds.md: held footage is kept)
+    assert by_sid["HoldsRead"]["Action"] == ["dynamodb:GetItem", "dynamodb:Query"]
+    assert by_sid["HoldsRead"]["Resource"] == synth.arn(synth.stack.holds.table)
     # And queues its own continuation, on its own queue only
-    assert by_sid["ContinueDeletionJobs"]["Action"] == "sqs:SendMessage"
-    assert by_sid["ContinueDeletionJobs"]["Resource"] == synth.arn(deletion.queue)
+    assert by_sid["QueueDeletionJobs"]["Action"] == "sqs:SendMessage"
+    assert by_sid["QueueDeletionJobs"]["Resource"] == synth.arn(deletion.queue)
     # And, erasing, removes every version of the media made from the footage (renditions,
     # pictures, export clips) and reads and ends the export jobs made of it: only there
     assert by_sid["EraseDerivedMedia"]["Action"] == "s3:DeleteObjectVersion"
@@ -126,13 +123,13 @@ def test_deletion_worker_role_lists_and_deletes_under_v1_and_checkpoints_its_job
         "s3:PutObject",
     ]
     assert joined(by_sid["EndErasedExports"]["Resource"]) == f"${{{bucket}.Arn}}/exports/*"
-    # And nothing else: its logs, X-Ray, consuming its queue; never a read of footage
+    # And nothing else: its logs, X-Ray, consuming its queue; never a read of footage's bytes
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(deletion.log_group)
     generated = [s for s in statements if "Sid" not in s]
     assert sorted(str(s["Resource"]) for s in generated) == sorted(
         [str(synth.arn(deletion.queue)), "*"]
     )
-    assert len(statements) == 9
+    assert len(statements) == 13
     reads = [
         joined(resource)
         for s in statements

@@ -24,29 +24,29 @@ def test_holds_table_has_pitr_deletion_protection_and_is_retained(synth: Synth) 
     assert "TimeToLiveSpecification" not in props
 
 
-def test_the_retention_job_may_only_list_v1_delete_v1_and_query_holds(synth: Synth) -> None:
+def test_the_retention_job_may_only_list_v1_delete_v1_and_read_holds(synth: Synth) -> None:
     # Given the retention job's role
     holds = synth.video_index.holds
     statements = synth.policy_statements(holds.role)
     by_sid = statements_by_sid(statements)
     bucket_arn = synth.arn(synth.video_index.storage.bucket)
     # Then it lists the bucket only under v1/
-    listing = by_sid["ListSegmentKeys"]
+    listing = by_sid["ListSegmentFolders"]
     assert as_list(listing["Action"]) == ["s3:ListBucket"]
     assert listing["Resource"] == bucket_arn
     assert listing["Condition"] == {"StringLike": {"s3:prefix": ["v1/*"]}}
     # And deletes current versions only under v1/ (never a version: the undelete window)
-    deleting = by_sid["ExpireSegmentObjects"]
+    deleting = by_sid["DeleteSegmentObjects"]
     assert as_list(deleting["Action"]) == ["s3:DeleteObject"]
     assert joined(deleting["Resource"]).endswith("/v1/*")
-    # And only Queries the holds table
-    reading = by_sid["ReadHolds"]
-    assert as_list(reading["Action"]) == ["dynamodb:Query"]
+    # And only reads the holds table (a device's holds, one hold)
+    reading = by_sid["HoldsRead"]
+    assert as_list(reading["Action"]) == ["dynamodb:GetItem", "dynamodb:Query"]
     assert reading["Resource"] == synth.arn(holds.table)
     # And nothing else touches S3 or DynamoDB
     actions = {a for s in statements for a in as_list(s["Action"])}
     data = {a for a in actions if a.startswith(("s3:", "dynamodb:"))}
-    assert data == {"s3:ListBucket", "s3:DeleteObject", "dynamodb:Query"}
+    assert data == {"s3:ListBucket", "s3:DeleteObject", "dynamodb:GetItem", "dynamodb:Query"}
 
 
 def test_the_retention_job_runs_daily_and_knows_each_kinds_retention(synth: Synth) -> None:
@@ -70,20 +70,19 @@ def test_the_api_function_reads_and_writes_holds(synth: Synth) -> None:
     stack = synth.video_index
     env = synth.props(stack.api.function)["Environment"]["Variables"]
     assert env["VIDEO_INDEX_HOLDS_TABLE"] == synth.ref(stack.holds.table)
-    grant = statements_by_sid(synth.policy_statements(stack.api.role))["Holds"]
-    assert sorted(as_list(grant["Action"])) == [
-        "dynamodb:GetItem",
-        "dynamodb:PutItem",
-        "dynamodb:Query",
-    ]
-    assert grant["Resource"] == synth.arn(stack.holds.table)
+    by_sid = statements_by_sid(synth.policy_statements(stack.api.role))
+    granted = {a for sid in ("HoldsRead", "HoldsWrite") for a in as_list(by_sid[sid]["Action"])}
+    assert granted == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
+    assert by_sid["HoldsWrite"]["Resource"] == synth.arn(stack.holds.table)
 
 
-def test_reconcile_only_queries_holds_to_tell_held_from_overdue(synth: Synth) -> None:
+def test_reconcile_only_reads_holds_to_keep_held_footage_and_tell_held_from_overdue(
+    synth: Synth,
+) -> None:
     # Given the ops function that runs reconcile
     stack = synth.video_index
     env = synth.props(stack.reconcile.function)["Environment"]["Variables"]
-    # Then it knows the holds table and the retention, and may only Query the table
+    # Then it knows the holds table and the retention, and may only read the table
     assert env["VIDEO_INDEX_HOLDS_TABLE"] == synth.ref(stack.holds.table)
     assert json.loads(env["VIDEO_INDEX_RETENTION_DAYS"]) == {
         "video": 30,
@@ -91,8 +90,8 @@ def test_reconcile_only_queries_holds_to_tell_held_from_overdue(synth: Synth) ->
         "analysis": 90,
     }
     statements = synth.policy_statements(stack.reconcile.role)
-    grant = statements_by_sid(statements)["ReadHolds"]
-    assert as_list(grant["Action"]) == ["dynamodb:Query"]
+    grant = statements_by_sid(statements)["HoldsRead"]
+    assert as_list(grant["Action"]) == ["dynamodb:GetItem", "dynamodb:Query"]
     assert grant["Resource"] == synth.arn(stack.holds.table)
     on_table = [s for s in statements if s.get("Resource") == synth.arn(stack.holds.table)]
     assert on_table == [grant]

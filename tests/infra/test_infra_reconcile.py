@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from aws_cdk import App, CfnElement, Stack, Validations
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
@@ -26,8 +25,10 @@ from constructs import IConstruct
 from infra.ops import ReconcileAndRebuild
 from infra.settings import SettingsError, StackSettings
 from infra.storage import SegmentStorage
-from tests.infra.template import Synth, as_list, definition_of, joined, statements_by_sid
+from infra.wiring import provide_settings
+from tests.infra.template import Synth, as_list, definition_of, joined, stand_ins, statements_by_sid
 from video_index.core import contract
+from video_index.core.functions import RECONCILE
 
 LAMBDA_INVOKE = "arn:${AWS::Partition}:states:::lambda:invoke"
 #: CDK's default retry of Lambda service errors on every LambdaInvoke task.
@@ -44,12 +45,10 @@ def _reconcile_only(context: Mapping[str, Any]) -> tuple[Stack, ReconcileAndRebu
     app = App(context=dict(context))
     settings = StackSettings.from_context(app)
     stack = Stack(app, "ReconcileOnly")
+    provide_settings(stack, settings)
     storage = SegmentStorage(stack, "Storage", settings=settings)
-    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
-    table = dynamodb.Table(stack, "Table", partition_key=key)
-    reconcile = ReconcileAndRebuild(
-        stack, "Reconcile", settings=settings, storage=storage, table=table
-    )
+    reconcile = ReconcileAndRebuild(stack, "Reconcile", settings=settings, storage=storage)
+    stand_ins(stack, RECONCILE)
     return stack, reconcile, Template.from_stack(stack)
 
 
@@ -138,8 +137,11 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
         for action in as_list(statement["Action"]):
             assert "*" not in action, statement
     by_sid = statements_by_sid(statements)
-    # And the read model: item, query, scan and batch-write actions on the table
-    assert by_sid["ReadModelItems"]["Action"] == [
+    # And the read model: item, query, scan and batch-write actions on the table (its
+    # needs: read, write, delete, scan), and nothing on any index (the table has none)
+    table = synth.arn(synth.stack.read_model.table)
+    assert {a for s in statements if s["Resource"] == table for a in as_list(s["Action"])} == {
+        "dynamodb:BatchGetItem",
         "dynamodb:BatchWriteItem",
         "dynamodb:ConditionCheckItem",
         "dynamodb:DeleteItem",
@@ -149,15 +151,8 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
         "dynamodb:Query",
         "dynamodb:Scan",
         "dynamodb:UpdateItem",
-    ]
-    assert by_sid["ReadModelItems"]["Resource"] == synth.arn(synth.stack.read_model.table)
-    # (and nothing on any index: the table has none)
+    }
     assert not [s for s in statements if "/index/" in json.dumps(s["Resource"])]
-    # And the segment bucket is only listed and read (HEAD), under v1/
-    assert by_sid["ListSegmentKeys"]["Action"] == "s3:ListBucket"
-    assert by_sid["ListSegmentKeys"]["Resource"] == synth.arn(synth.stack.storage.bucket)
-    assert by_sid["HeadSegmentObjects"]["Action"] == "s3:GetObject"
-    assert joined(by_sid["HeadSegmentObjects"]["Resource"]) == f"${{{segments}.Arn}}/v1/*"
     # And the reports bucket is listed, read under the inventory destination and the run
     # prefixes, and written only under the run prefixes
     assert by_sid["ListReports"]["Action"] == "s3:ListBucket"
@@ -180,24 +175,19 @@ def test_reconcile_role_has_exactly_the_permissions_the_handler_uses(synth: Synt
     (xray,) = [s for s in statements if "Sid" not in s]
     assert xray["Resource"] == "*"
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-    # And deletion requests (docs/deletion.md): the window items read (queried by device,
-    # scanned for every device's), and what a window covers deleted again under v1/
-    deletions = synth.arn(synth.stack.deletion.table)
-    assert by_sid["ReadDeletionWindows"]["Action"] == "dynamodb:Query"
-    assert by_sid["ReadDeletionWindows"]["Resource"] == deletions
-    assert by_sid["ReadDeletionWindows"]["Condition"] == {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}
-    }
-    assert by_sid["ListDeletionWindows"]["Action"] == "dynamodb:Scan"
-    assert by_sid["ListDeletionWindows"]["Resource"] == deletions
-    assert by_sid["EnforceDeletions"]["Action"] == ["s3:DeleteObject", "s3:DeleteObjectVersion"]
-    assert joined(by_sid["EnforceDeletions"]["Resource"]) == f"${{{segments}.Arn}}/v1/*"
-    assert by_sid["ListSegmentVersions"]["Action"] == "s3:ListBucketVersions"
-    assert by_sid["ListSegmentVersions"]["Resource"] == synth.arn(synth.stack.storage.bucket)
-    # And holds (docs/holds.md): only queried, to tell held from overdue objects
-    assert by_sid["ReadHolds"]["Action"] == "dynamodb:Query"
-    assert by_sid["ReadHolds"]["Resource"] == synth.arn(synth.stack.holds.table)
-    assert len(statements) == 13
+    # And deletion requests (docs/deletion.md): only the window items read (queried by
+    # device, scanned for every device's)
+    windows = by_sid["DeletionRequestsWindows"]
+    assert windows["Action"] == "dynamodb:Query"
+    assert windows["Resource"] == synth.arn(synth.stack.deletion.table)
+    assert windows["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["win#*"]}}
+    assert by_sid["DeletionRequestsScan"]["Action"] == "dynamodb:Scan"
+    # And holds (docs/holds.md): read, to keep held footage and tell held from overdue
+    assert by_sid["HoldsRead"]["Action"] == ["dynamodb:GetItem", "dynamodb:Query"]
+    assert by_sid["HoldsRead"]["Resource"] == synth.arn(synth.stack.holds.table)
+    # (the rest, the segments read, deleted and erased under v1/, in the test below and in
+    # tests/infra/test_wiring.py)
+    assert len(statements) == 17
 
 
 def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Synth) -> None:
@@ -235,14 +225,15 @@ def test_reconcile_never_writes_segments_and_never_touches_annotations(synth: Sy
         ("s3:ListBucket", segment_arn),
         ("s3:ListBucketVersions", segment_arn),
     ]
-    # And no statement that writes objects names the segment bucket at all; the only one
-    # that deletes there is the enforcement of deletion requests
+    # And no statement that writes objects names the segment bucket at all; the only ones
+    # that delete there are the enforcement of deletion requests (a delete marker, or
+    # with erase every version: the function's declared delete and erase of v1/)
     for statement in statements:
         actions = as_list(statement["Action"])
         if any(a.startswith("s3:Put") for a in actions):
             assert not on_segments(statement), statement
         if any(a.startswith("s3:Delete") for a in actions) and on_segments(statement):
-            assert statement["Sid"] == "EnforceDeletions", statement
+            assert statement["Sid"] in ("DeleteSegmentObjects", "EraseSegmentVersions")
         assert all("*" not in a for a in actions)
 
 

@@ -27,15 +27,16 @@ def test_the_check_runs_every_five_minutes_and_may_only_read_the_read_model(synt
     assert function["Handler"] == SILENCE_HANDLER
     thresholds = json.loads(function["Environment"]["Variables"][ENV_SILENT_AFTER_SECONDS])
     assert thresholds == {"video": 300, "sensor": 900, "analysis": 900}
-    # And its role reads the read model (GetItem, Query) and writes its logs: nothing else
+    # And its role reads the read model (its items) and writes its logs: nothing else
     statements = synth.policy_statements(silence.role)
     by_sid = statements_by_sid(statements)
-    assert sorted(as_list(by_sid["ReadDevices"]["Action"])) == [
+    assert sorted(as_list(by_sid["ReadModelRead"]["Action"])) == [
+        "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
         "dynamodb:Query",
     ]
-    assert by_sid["ReadDevices"]["Resource"] == synth.arn(synth.video_index.read_model.table)
-    assert {s.get("Sid") for s in statements} - {None} == {"WriteOwnLogs", "ReadDevices"}
+    assert by_sid["ReadModelRead"]["Resource"] == synth.arn(synth.video_index.read_model.table)
+    assert {s.get("Sid") for s in statements} - {None} == {"WriteOwnLogs", "ReadModelRead"}
     assert all(
         a.startswith("xray:") for s in statements if "Sid" not in s for a in as_list(s["Action"])
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,17 @@ class FakeContext:
 def deployed(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
     boto3.client("s3").create_bucket(Bucket=ev.BUCKET)
     dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "video-index-read-model")
-    monkeypatch.setenv("VIDEO_INDEX_BUCKET", ev.BUCKET)
-    monkeypatch.setenv("VIDEO_INDEX_TABLE", "video-index-read-model")
-    ingest_handler.service.cache_clear()  # a fresh container: built on first use
+    create_tables(dynamodb, "video-index-read-model", deletions="deletions", holds="holds")
+    dlq = boto3.client("sqs").create_queue(QueueName="ingest-dlq")["QueueUrl"]
+    for name, value in {
+        "VIDEO_INDEX_BUCKET": ev.BUCKET,
+        "VIDEO_INDEX_TABLE": "video-index-read-model",
+        "VIDEO_INDEX_DLQ_URL": dlq,
+        "VIDEO_INDEX_DELETIONS_TABLE": "deletions",
+        "VIDEO_INDEX_HOLDS_TABLE": "holds",
+    }.items():
+        monkeypatch.setenv(name, value)
+    ingest_handler.build.cache_clear()  # a fresh container: built on first use
     return dynamodb
 
 
@@ -58,8 +66,15 @@ def test_handler_applies_a_batch_and_emits_metrics(
 def test_handler_without_configuration_names_the_missing_variable(
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("VIDEO_INDEX_BUCKET", raising=False)
-    monkeypatch.delenv("VIDEO_INDEX_TABLE", raising=False)
-    ingest_handler.service.cache_clear()  # a fresh container: built on first use
-    with pytest.raises(ConfigurationError, match="VIDEO_INDEX_BUCKET, VIDEO_INDEX_TABLE"):
+    # Given a container with none of the ingest function's settings
+    for name in ("BUCKET", "TABLE", "DLQ_URL", "DELETIONS_TABLE", "HOLDS_TABLE"):
+        monkeypatch.delenv(f"VIDEO_INDEX_{name}", raising=False)
+    ingest_handler.build.cache_clear()  # a fresh container: built on first use
+    # When Lambda invokes the handler, Then it refuses to start, naming every one of them
+    missing = (
+        "the ingest function is missing environment variable(s): VIDEO_INDEX_BUCKET, "
+        "VIDEO_INDEX_TABLE, VIDEO_INDEX_DLQ_URL, VIDEO_INDEX_DELETIONS_TABLE, "
+        "VIDEO_INDEX_HOLDS_TABLE"
+    )
+    with pytest.raises(ConfigurationError, match=re.escape(missing)):
         ingest_handler.handler(ev.sqs_event(), FakeContext())  # type: ignore[arg-type]

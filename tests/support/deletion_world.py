@@ -1,8 +1,10 @@
-"""A versioned segment bucket and a deletion requests table, for the deletion tests.
+"""A versioned segment bucket, a deletion requests table and a holds table, for the
+deletion tests.
 
 In-process on moto (S3) and either DynamoDB engine; objects are written straight to
 S3; a fake clock drives leases. :func:`versions` reads the bucket back as the tests
-compare it: every version and delete marker of every key.
+compare it: every version and delete marker of every key. Jobs read the real holds
+table (a test places a hold with :meth:`World.hold`): nothing deletes without holds.
 """
 
 from __future__ import annotations
@@ -20,10 +22,15 @@ import pytest
 from tests.support.tables import engine_client
 from video_index.aws.clients import S3_CONFIG
 from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
 from video_index.core.keys import SegmentKey, format_key, parse_key, segment_id
-from video_index.core.table_schema import deletions_table_definition
+from video_index.core.table_schema import deletions_table_definition, holds_table_definition
+from video_index.core.timeunits import to_epoch_ms
+from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.model import Hold
+from video_index.holds.service import Holds, HoldsHeldWindows
 
 BUCKET = "video-index-deletion-tests"
 REPLICA = "video-index-deletion-replica"
@@ -164,7 +171,17 @@ class World:
     s3: Any
     dynamodb: Any
     table: str
+    holds_table: str
     clock: Clock = field(default_factory=Clock)
+
+    @property
+    def holds(self) -> Holds:
+        """The holds service over the world's holds table, on the world's clock."""
+        return Holds(HoldStore(self.dynamodb, self.holds_table), clock=self.clock)
+
+    def hold(self, device: str, low: datetime, high: datetime) -> Hold:
+        """Place a hold over ``[low, high)`` of ``device`` (in force at once)."""
+        return self.holds.create(device, to_epoch_ms(low), to_epoch_ms(high), "case", "tester")
 
     def jobs(self, *, batch_size: int = 1000, replica: str | None = None) -> DeletionJobs:
         queued: list[str] = []
@@ -172,16 +189,29 @@ class World:
             DeletionTable(self.dynamodb, self.table),
             ObjectStore(self.s3, BUCKET),
             enqueue=queued.append,
+            holds=HoldsHeldWindows(self.holds),
             replica=ObjectStore(self.s3, replica) if replica else None,
             clock=self.clock,
             batch_size=batch_size,
         )
 
+    def enforcer(self) -> Enforcer:
+        """The windows in force around the world's holds."""
+        return Enforcer(
+            DeletionTable(self.dynamodb, self.table),
+            ObjectStore(self.s3, BUCKET),
+            HoldsHeldWindows(self.holds),
+        )
+
 
 def make_world(dynamodb: Any, table: str) -> World:
+    """A world around the deletion requests ``table``, with a holds table beside it."""
     s3 = boto3.client("s3", config=S3_CONFIG)
     versioned_bucket(s3)
-    return World(s3, dynamodb, table)
+    holds = f"holds-{uuid.uuid4().hex[:12]}"
+    dynamodb.create_table(**holds_table_definition(holds))
+    dynamodb.get_waiter("table_exists").wait(TableName=holds)
+    return World(s3, dynamodb, table, holds)
 
 
 def at(day: int, hour: int, minute: int = 0, second: int = 0) -> datetime:

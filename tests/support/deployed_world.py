@@ -12,8 +12,9 @@ read model) run here, in the test process, with the project's own code.
 
 from __future__ import annotations
 
+import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,17 +23,27 @@ from botocore.config import Config
 
 from video_index.aws.clients import Clients
 from video_index.core.contract import (
+    ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CURSOR_KEY_SECRET,
+    ENV_DELETION_QUEUE_URL,
+    ENV_DELETIONS_TABLE,
+    ENV_DLQ_URL,
+    ENV_EXPORT_QUEUE_URL,
+    ENV_HOLDS_TABLE,
     ENV_INVENTORY_DESTINATION,
     ENV_REPORTS_BUCKET,
+    ENV_RETENTION_DAYS,
     ENV_TABLE,
     INVENTORY_ID,
     INVENTORY_PREFIX,
 )
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
+from video_index.core.silence import DEFAULT_RETENTION_DAYS
 from video_index.core.table_schema import create_tables
 from video_index.ingest.service import build_ingest_service
+from video_index.local.resources import create_cursor_key_secret
 from video_index.local.streams import StreamEventSource
 from video_index.media.synthetic import ContainerName
 from worlds import events as ev
@@ -50,6 +61,14 @@ class DeployedWorld:
     bucket: str
     reports_bucket: str
     table: str
+    #: What the other functions' specs name: the annotations, deletion requests and holds
+    #: tables, and the ingest DLQ, export and deletion queues (URLs, set by create()).
+    annotations_table: str = ""
+    deletions_table: str = ""
+    holds_table: str = ""
+    queues: dict[str, str] = field(default_factory=dict)
+    #: The API's cursor key (a Secrets Manager secret of the moto server; its ARN).
+    cursor_key_secret: str = ""
 
     @classmethod
     def create(cls, s3_endpoint: str, dynamodb_endpoint: str) -> DeployedWorld:
@@ -60,11 +79,27 @@ class DeployedWorld:
             bucket=f"segments-{tag}",
             reports_bucket=f"reports-{tag}",
             table=f"read-model-{tag}",
+            annotations_table=f"annotations-{tag}",
+            deletions_table=f"deletions-{tag}",
+            holds_table=f"holds-{tag}",
         )
         s3 = world.client("s3")
         s3.create_bucket(Bucket=world.bucket)
         s3.create_bucket(Bucket=world.reports_bucket)
-        create_tables(world.client("dynamodb"), world.table)
+        create_tables(
+            world.client("dynamodb"),
+            world.table,
+            world.annotations_table,
+            world.deletions_table,
+            world.holds_table,
+        )
+        sqs = world.client("sqs")
+        for setting in (ENV_DLQ_URL, ENV_EXPORT_QUEUE_URL, ENV_DELETION_QUEUE_URL):
+            name = f"{setting.removeprefix('VIDEO_INDEX_').lower().replace('_', '-')}-{tag}"
+            world.queues[setting] = sqs.create_queue(QueueName=name)["QueueUrl"]
+        world.cursor_key_secret = create_cursor_key_secret(
+            world.client("secretsmanager"), f"cursor-key-{tag}"
+        )
         return world
 
     def client(self, service: str) -> Any:
@@ -83,15 +118,23 @@ class DeployedWorld:
         return f"s3://{self.reports_bucket}/{INVENTORY_PREFIX}/{self.bucket}/{INVENTORY_ID}/"
 
     def environ(self, **extra: str) -> dict[str, str]:
-        """What a deployed function of this world gets: endpoints, names, its own settings."""
+        """What a deployed function of this world gets: endpoints, and every name and setting
+        a spec may declare (each function reads only its own: ``core/functions.py``)."""
         return {
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
             "AWS_ENDPOINT_URL_SQS": self.s3_endpoint,
+            "AWS_ENDPOINT_URL_SECRETS_MANAGER": self.s3_endpoint,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,
             ENV_BUCKET: self.bucket,
             ENV_TABLE: self.table,
             ENV_REPORTS_BUCKET: self.reports_bucket,
             ENV_INVENTORY_DESTINATION: self.inventory_destination,
+            ENV_ANNOTATIONS_TABLE: self.annotations_table,
+            ENV_DELETIONS_TABLE: self.deletions_table,
+            ENV_HOLDS_TABLE: self.holds_table,
+            ENV_RETENTION_DAYS: json.dumps(DEFAULT_RETENTION_DAYS),
+            ENV_CURSOR_KEY_SECRET: self.cursor_key_secret,
+            **self.queues,
             **extra,
         }
 

@@ -117,7 +117,11 @@ def build_api_services(
             max_bytes=settings.max_export_bytes,
         ),
         annotations=build_annotations(settings, clients, queries, clock),
-        deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
+        deletions=(
+            build_deletion_jobs(settings, clients, runs_jobs=False)
+            if settings.deletions_table
+            else None
+        ),
         holds=build_holds(settings, clients, clock),
         cursor_key=cursor_key(settings, clients),
     )

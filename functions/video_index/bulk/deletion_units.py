@@ -83,4 +83,5 @@ def run_unit(
         done=1 if request.state is DeletionState.DONE else 0,
         deleted=request.deleted,
         versions_deleted=request.versions_deleted,
+        kept_held=request.kept_held,
     )

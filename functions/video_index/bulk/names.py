@@ -1,11 +1,9 @@
-"""Names the bulk Lambda, its state machines and the CLI share (imported by infra too)."""
+"""Names the bulk Lambda's steps, its state machines and the CLI share (imported by infra too;
+its handler and service name are in :mod:`video_index.core.contract`)."""
 
 from __future__ import annotations
 
 from typing import Final
-
-BULK_HANDLER: Final = "video_index.handlers.bulk.handler"
-BULK_SERVICE_NAME: Final = "video-index-bulk"
 
 ACTION_RESTORE_PLAN: Final = "bulk-restore-plan"
 ACTION_RESTORE_UNITS: Final = "bulk-restore-units"

@@ -116,6 +116,8 @@ class DeleteCounts(Payload):
     done: int = 0
     deleted: int = 0
     versions_deleted: int = 0
+    #: Keys a hold kept (docs/holds.md: units delete around holds, read before each batch).
+    kept_held: int = 0
 
     def plus(self, other: DeleteCounts) -> DeleteCounts:
         return DeleteCounts(

@@ -32,9 +32,8 @@ from typing import Any, Final
 
 from video_index.aws.objects import ObjectStore
 from video_index.bulk.payloads import RestoreBatchInput, RestoreCounts
-from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.core.keys import ValidKey, classify_key
-from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.enforcement import Enforcer, Verdict
 from video_index.deletion.restore import DEFAULT_WORKERS, Restorer
 from video_index.ops.inventory import Manifest, ManifestFile
 from video_index.ops.inventory.columns import slice_columns
@@ -51,8 +50,9 @@ class UnitContext:
 
     s3: Any
     target: ObjectStore
+    #: The windows in force and the holds: held footage is restored even inside a
+    #: deletion window (docs/holds.md).
     enforcer: Callable[[], Enforcer | None]
-    holds: HeldWindows = NO_HOLDS
     manifest: Callable[[str], Manifest] | None = None
     workers: int = DEFAULT_WORKERS
 
@@ -80,7 +80,7 @@ def restore_unit(
     enforcer = context.enforcer()
     # ``unit.shallow`` (keys right under v1/ and v1/<kind>/) holds no segment: skipped.
     for prefix in unit.prefixes:
-        restorer = Restorer(context.target, enforcer, context.holds)
+        restorer = Restorer(context.target, enforcer)
         report = restorer.run(
             run.source_bucket, prefix=prefix, dry_run=run.dry_run, workers=context.workers
         )
@@ -129,11 +129,11 @@ def _restore_rows(
         if not isinstance(classified, ValidKey):
             continue  # restore brings back segments only (v1/), like the listing path
         segment = classified.segment
-        if enforcer is not None and enforcer.window_of(segment) is not None:
-            if not is_held(context.holds, segment):
-                withheld += 1
-                continue
-            held += 1
+        verdict = enforcer.judge(segment) if enforcer is not None else Verdict.FREE
+        if verdict is Verdict.ENFORCED:
+            withheld += 1
+            continue
+        held += verdict is Verdict.HELD
         wanted.append((key, size))
     missing: list[tuple[str, int]] = []
     for folder, group in groupby(wanted, key=lambda row: _day_folder(row[0])):

@@ -48,7 +48,6 @@ from video_index.bulk.payloads import (
     RestorePlan,
 )
 from video_index.core.errors import BadInput
-from video_index.core.holding import NO_HOLDS, HeldWindows
 from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.jobs import DeletionJobs
 from video_index.ops.inventory import Manifest, read_manifest
@@ -68,8 +67,8 @@ class Bulk:
     segments: ObjectStore
     reports: ObjectStore
     jobs: Callable[[], DeletionJobs]
+    #: The windows in force and the holds (what restore units withhold, or copy back).
     enforcer: Callable[[], Enforcer | None]
-    holds: HeldWindows = NO_HOLDS
     #: Restore units copy at ~10^3 objects/s, not fingerprint at ~10^6: a unit is one
     #: device prefix, or 8 MiB of compressed inventory (~10^5 rows), minutes of copying.
     sizing: Sizing = field(
@@ -125,7 +124,6 @@ def restore_units_step(bulk: Bulk, event: dict[str, Any]) -> dict[str, Any]:
         s3=bulk.s3,
         target=bulk.segments,
         enforcer=bulk.enforcer,
-        holds=bulk.holds,
         manifest=bulk.manifest,
         workers=bulk.workers,
     )

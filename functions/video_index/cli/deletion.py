@@ -258,6 +258,7 @@ def _run_job(jobs: Any, deletion_id: str, console: Console) -> int:
         Text(
             f"deletion {request.deletion_id}: {request.state}, {request.deleted} keys deleted"
             + (f" ({request.versions_deleted} versions)" if request.erase else "")
+            + (f", {request.kept_held} kept by holds" if request.kept_held else "")
             + (f" — {request.error}" if request.error else "")
         )
     )

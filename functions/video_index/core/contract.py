@@ -24,6 +24,7 @@ DELETION_HANDLER: Final = "video_index.handlers.deletion.handler"
 AGGREGATE_HANDLER: Final = "video_index.handlers.aggregate.handler"
 SILENCE_HANDLER: Final = "video_index.handlers.silence.handler"
 RETENTION_HANDLER: Final = "video_index.handlers.retention.handler"
+BULK_HANDLER: Final = "video_index.handlers.bulk.handler"
 
 #: Powertools service names (logs, traces, the ``service`` metric dimension).
 INGEST_SERVICE_NAME: Final = "video-index-ingest"
@@ -37,6 +38,7 @@ SILENCE_SERVICE_NAME: Final = "video-index-silence"
 #: Cameras that uploaded nothing for longer than their kind's ``silent_after`` (an alarm).
 SILENT_DEVICES_METRIC: Final = "SilentDevices"
 RETENTION_SERVICE_NAME: Final = "video-index-retention"
+BULK_SERVICE_NAME: Final = "video-index-bulk"
 #: CloudWatch namespace of the product's custom metrics (Powertools EMF).
 METRICS_NAMESPACE: Final = "VideoIndex"
 #: Metric the reconcile function publishes per repaired partition; the drift alarm watches it.
@@ -46,6 +48,9 @@ PARTITIONS_REPAIRED_METRIC: Final = "PartitionsRepaired"
 DELETION_ENFORCED_METRIC: Final = "DeletionEnforced"
 #: Deletion jobs that ended ``failed`` (the deletion worker; alarmed, docs/deletion.md).
 DELETION_JOBS_FAILED_METRIC: Final = "DeletionJobsFailed"
+#: Metric ingest and reconcile publish per object inside a recorded deletion window that
+#: a hold keeps (docs/holds.md: holds win over deletion requests).
+DELETION_HELD_METRIC: Final = "DeletionHeld"
 #: How old the newest change of a batch was when the stream consumer applied it (ms);
 #: the aggregation-lag alarm watches it (docs/read-model.md#aggregation-by-stream).
 AGGREGATION_LAG_METRIC: Final = "AggregationLag"

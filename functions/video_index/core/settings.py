@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
@@ -31,6 +32,7 @@ from video_index.core.contract import (
     ENV_TOMBSTONE_DAYS,
 )
 from video_index.core.errors import ConfigurationError
+from video_index.core.functions import FunctionSpec
 from video_index.core.silence import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_SILENT_AFTER_SECONDS,
@@ -52,8 +54,39 @@ DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
 DEFAULT_MAX_EXPORT_BYTES: Final = 2 * 1024**3
 
 
-@dataclass(frozen=True, slots=True)
+#: Each field of :class:`Settings` and the environment variable it is read from.
+FIELD_SETTINGS: Final = {
+    "bucket": ENV_BUCKET,
+    "table": ENV_TABLE,
+    "annotations_table": ENV_ANNOTATIONS_TABLE,
+    "queue_url": ENV_QUEUE_URL,
+    "dlq_url": ENV_DLQ_URL,
+    "gap_tolerance_ms": ENV_GAP_TOLERANCE_MS,
+    "tombstone_days": ENV_TOMBSTONE_DAYS,
+    "presign_seconds": ENV_PRESIGN_SECONDS,
+    "fresh_window_seconds": ENV_FRESH_WINDOW_SECONDS,
+    "reports_bucket": ENV_REPORTS_BUCKET,
+    "inventory_destination": ENV_INVENTORY_DESTINATION,
+    "max_remove_share": ENV_MAX_REMOVE_SHARE,
+    "export_queue_url": ENV_EXPORT_QUEUE_URL,
+    "max_export_bytes": ENV_MAX_EXPORT_BYTES,
+    "deletions_table": ENV_DELETIONS_TABLE,
+    "deletion_queue_url": ENV_DELETION_QUEUE_URL,
+    "replica_bucket": ENV_REPLICA_BUCKET,
+    "silent_after_seconds": ENV_SILENT_AFTER_SECONDS,
+    "retention_days": ENV_RETENTION_DAYS,
+    "holds_table": ENV_HOLDS_TABLE,
+    "cursor_key_secret": ENV_CURSOR_KEY_SECRET,
+}
+
+
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Settings:
+    """A deployment's configuration. Made by hand (tests, ``video-index local``), from the
+    whole environment (:meth:`from_env`, the command line), or for one deployed function
+    (:meth:`for_function`): then only the settings its spec declares can be read, and
+    asking for another is a :class:`ConfigurationError` naming it and the function."""
+
     bucket: str
     table: str
     annotations_table: str | None = None
@@ -82,52 +115,101 @@ class Settings:
     holds_table: str | None = None
     #: The secret the API's page cursors are sealed with (docs/api.md#pages-and-cursors).
     cursor_key_secret: str | None = None
+    #: For one function (:meth:`for_function`): its spec; every setting is readable without.
+    spec: FunctionSpec | None = None
+
+    def __getattribute__(self, name: str) -> Any:
+        setting = FIELD_SETTINGS.get(name)
+        if setting is not None:
+            spec = object.__getattribute__(self, "spec")
+            if spec is not None and setting not in spec.settings:
+                raise ConfigurationError(
+                    f"{setting} is not declared by the {spec.name} function: add it to its "
+                    "spec (video_index/core/functions.py), which also gives it to the function"
+                )
+        return object.__getattribute__(self, name)
+
+    def __repr__(self) -> str:
+        spec = object.__getattribute__(self, "spec")
+        shown = [
+            f"{name}={object.__getattribute__(self, name)!r}"
+            for name, setting in FIELD_SETTINGS.items()
+            if spec is None or setting in spec.settings
+        ]
+        return f"Settings({', '.join(shown)}{f', spec={spec.name!r}' if spec else ''})"
 
     @classmethod
     def from_env(
         cls,
-        environ: dict[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
         required: tuple[str, ...] = (ENV_BUCKET, ENV_TABLE),
     ) -> Settings:
-        """The settings of the environment; ``required`` names the variables the caller
-        cannot run without (a function without a table, like the export worker, leaves
-        ``VIDEO_INDEX_TABLE`` out)."""
+        """The settings of the whole environment (the command line); ``required`` names the
+        variables the caller cannot run without."""
         env = os.environ if environ is None else environ
         missing = [name for name in required if not env.get(name)]
         if missing:
             raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
-        return cls(
-            bucket=env.get(ENV_BUCKET, ""),
-            table=env.get(ENV_TABLE, ""),
-            annotations_table=env.get(ENV_ANNOTATIONS_TABLE) or None,
-            queue_url=env.get(ENV_QUEUE_URL) or None,
-            dlq_url=env.get(ENV_DLQ_URL) or None,
-            gap_tolerance_ms=_int(env, ENV_GAP_TOLERANCE_MS, DEFAULT_GAP_TOLERANCE_MS),
-            tombstone_days=_int(env, ENV_TOMBSTONE_DAYS, DEFAULT_TOMBSTONE_DAYS),
-            presign_seconds=_int(env, ENV_PRESIGN_SECONDS, DEFAULT_PRESIGN_SECONDS),
-            fresh_window_seconds=_int(env, ENV_FRESH_WINDOW_SECONDS, DEFAULT_FRESH_WINDOW_SECONDS),
-            reports_bucket=env.get(ENV_REPORTS_BUCKET) or None,
-            inventory_destination=env.get(ENV_INVENTORY_DESTINATION) or None,
-            max_remove_share=_share(env, ENV_MAX_REMOVE_SHARE, DEFAULT_MAX_REMOVE_SHARE),
-            export_queue_url=env.get(ENV_EXPORT_QUEUE_URL) or None,
-            max_export_bytes=_int(env, ENV_MAX_EXPORT_BYTES, DEFAULT_MAX_EXPORT_BYTES),
-            deletions_table=env.get(ENV_DELETIONS_TABLE) or None,
-            deletion_queue_url=env.get(ENV_DELETION_QUEUE_URL) or None,
-            replica_bucket=env.get(ENV_REPLICA_BUCKET) or None,
-            silent_after_seconds=per_kind(
-                env.get(ENV_SILENT_AFTER_SECONDS),
-                DEFAULT_SILENT_AFTER_SECONDS,
-                ENV_SILENT_AFTER_SECONDS,
-            ),
-            retention_days=per_kind(
-                env.get(ENV_RETENTION_DAYS), DEFAULT_RETENTION_DAYS, ENV_RETENTION_DAYS
-            ),
-            holds_table=env.get(ENV_HOLDS_TABLE) or None,
-            cursor_key_secret=env.get(ENV_CURSOR_KEY_SECRET) or None,
-        )
+        return cls(**_parsed(env, FIELD_SETTINGS))
+
+    @classmethod
+    def for_function(cls, spec: FunctionSpec, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings of the deployed function ``spec`` (docs/deployment.md): only those
+        it declares are read, every missing required one is named, and reading an
+        undeclared one later raises."""
+        env = os.environ if environ is None else environ
+        missing = [name for name in spec.required if not env.get(name)]
+        if missing:
+            raise ConfigurationError(
+                f"the {spec.name} function is missing environment variable(s): {', '.join(missing)}"
+            )
+        declared = {name: s for name, s in FIELD_SETTINGS.items() if s in spec.settings}
+        return cls(**{"bucket": "", "table": "", **_parsed(env, declared)}, spec=spec)
+
+    def environ(self) -> dict[str, str]:
+        """These settings as the environment a function reads them from (``video-index
+        local`` hands each worker :meth:`for_function` of it)."""
+        out = {}
+        for name, setting in FIELD_SETTINGS.items():
+            given = getattr(self, name)
+            if given in (None, ""):
+                continue
+            out[setting] = json.dumps(dict(given)) if isinstance(given, Mapping) else str(given)
+        return out
 
 
-def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+def _parsed(env: Mapping[str, str], fields: Mapping[str, str]) -> dict[str, Any]:
+    """The values of ``fields`` (name → variable) in ``env``; a default where unset."""
+    out: dict[str, Any] = {}
+    for name, setting in fields.items():
+        raw = env.get(setting)
+        if name in _INTS:
+            out[name] = _int(env, setting, _INTS[name])
+        elif name == "max_remove_share":
+            out[name] = _share(env, setting, DEFAULT_MAX_REMOVE_SHARE)
+        elif name in _PER_KIND:
+            out[name] = per_kind(raw, _PER_KIND[name], setting)
+        elif name in ("bucket", "table"):
+            out[name] = raw or ""
+        else:
+            out[name] = raw or None
+    return out
+
+
+_INTS: Final = {
+    "gap_tolerance_ms": DEFAULT_GAP_TOLERANCE_MS,
+    "tombstone_days": DEFAULT_TOMBSTONE_DAYS,
+    "presign_seconds": DEFAULT_PRESIGN_SECONDS,
+    "fresh_window_seconds": DEFAULT_FRESH_WINDOW_SECONDS,
+    "max_export_bytes": DEFAULT_MAX_EXPORT_BYTES,
+}
+_PER_KIND: Final = {
+    "silent_after_seconds": DEFAULT_SILENT_AFTER_SECONDS,
+    "retention_days": DEFAULT_RETENTION_DAYS,
+}
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     if raw in (None, ""):
         return default
@@ -140,7 +222,7 @@ def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int
     return value
 
 
-def _share(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+def _share(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw in (None, ""):
         return default

@@ -6,35 +6,55 @@ later too — a camera retrying an old upload, a copy restored from a replica. T
 deletion requests table (one strongly consistent Query per device, cached for one
 batch only, so a request recorded a moment ago applies to the next batch) and
 deletes such an object again the way its window says: a delete marker, or with
-``erase`` every version. Each enforced delete is logged and counted; the callers
-publish the count as the ``DeletionEnforced`` metric.
+``erase`` every version — unless a hold covers it: holds win over deletion requests
+(docs/holds.md), so right before such a delete the device's holds are read (strongly
+consistent) and a held object is kept and counted as held instead. Each enforced
+delete and each held object is logged and counted; the callers publish the counts as
+the ``DeletionEnforced`` and ``DeletionHeld`` metrics.
 
 Used by ingest (before an object is projected: it is never counted), by reconcile
 (on the repair side: a partition's listing is enforced before it is compared) and
-by restore (a covered object is not copied back).
+by restore (a covered object is not copied back, unless a hold keeps it: :meth:`judge`).
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from aws_lambda_powertools import Logger
 
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
+from video_index.core.holding import HeldWindows, is_held
 from video_index.core.keys import SegmentKey
 from video_index.deletion.model import Window
 
 logger = Logger(child=True)
 
 
-class Enforcer:
-    """The windows in force, and the deletes that keep them in force."""
+class Verdict(StrEnum):
+    """What enforcement did with one object."""
 
-    def __init__(self, table: DeletionTable, objects: ObjectStore) -> None:
+    #: No window in force covers it: it stays, and counts.
+    FREE = "free"
+    #: A window covers it and no hold: deleted again (or, dry, would be).
+    ENFORCED = "enforced"
+    #: A window covers it but a hold keeps it: it stays, and counts.
+    HELD = "held"
+
+
+class Enforcer:
+    """The windows in force, and the deletes that keep them in force (around the holds)."""
+
+    def __init__(self, table: DeletionTable, objects: ObjectStore, holds: HeldWindows) -> None:
         self._table = table
         self._objects = objects
+        self._holds = holds
         self._windows: dict[str, list[Window]] = {}
         #: Objects deleted again since this enforcer was made.
         self.enforced = 0
+        #: Objects a window covers that a hold kept, since this enforcer was made.
+        self.held = 0
 
     def start_batch(self) -> None:
         """Forget the windows read so far: the next key reads its device's windows anew."""
@@ -59,15 +79,30 @@ class Enforcer:
         """The first window in force that covers ``segment``, if any."""
         return next((w for w in self.windows(segment.device) if w.covers(segment)), None)
 
-    def enforce(self, segment: SegmentKey, *, by: str, dry_run: bool = False) -> Window | None:
-        """Delete ``segment``'s object again if a window covers it; the window, or None.
+    def judge(self, segment: SegmentKey) -> Verdict:
+        """Whether a window in force covers ``segment`` and, if so, whether a hold keeps
+        it (the holds read now); restore copies back what is free or held."""
+        if self.window_of(segment) is None:
+            return Verdict.FREE
+        return Verdict.HELD if is_held(self._holds, segment) else Verdict.ENFORCED
 
-        ``by`` names the caller in the log (ingest, reconcile). Deleting what is gone
-        already changes nothing: no second delete marker is made for it.
+    def enforce(self, segment: SegmentKey, *, by: str, dry_run: bool = False) -> Verdict:
+        """Delete ``segment``'s object again if a window covers it and no hold does.
+
+        ``by`` names the caller in the log (ingest, reconcile). The holds are read right
+        before the delete, so a hold committed a moment ago keeps the object. Deleting
+        what is gone already changes nothing: no second delete marker is made for it.
         """
         window = self.window_of(segment)
         if window is None:
-            return None
+            return Verdict.FREE
+        if self.judge(segment) is Verdict.HELD:
+            self.held += 1
+            logger.info(
+                "object inside a recorded deletion window kept: a hold covers it",
+                extra={"key": segment.key, "deletion_id": window.deletion_id, "by": by},
+            )
+            return Verdict.HELD
         if not dry_run:
             self.delete(segment.key, window)
         self.enforced += 1
@@ -83,7 +118,7 @@ class Enforcer:
                 "dry_run": dry_run,
             },
         )
-        return window
+        return Verdict.ENFORCED
 
     def delete(self, key: str, window: Window) -> None:
         if window.erase:

@@ -39,7 +39,7 @@ from video_index.core.errors import (
     TransientError,
     VideoIndexError,
 )
-from video_index.core.holding import NO_HOLDS, HeldWindows
+from video_index.core.holding import HeldWindows
 from video_index.core.timeunits import iso_ms
 from video_index.deletion.model import (
     DELETE_BATCH,
@@ -51,7 +51,7 @@ from video_index.deletion.model import (
     check_window,
     window_ranges,
 )
-from video_index.deletion.runner import JobRun, JobRunner, Progress, units
+from video_index.deletion.runner import JobRun, JobRunner, Progress, units, without_held
 
 logger = Logger(child=True)
 
@@ -86,14 +86,15 @@ class DeletionJobs:
         objects: ObjectStore,
         *,
         enqueue: Callable[[str], None],
+        holds: HeldWindows,
         replica: ObjectStore | None = None,
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         batch_size: int = DELETE_BATCH,
-        holds: HeldWindows = NO_HOLDS,
     ) -> None:
         self.table = table
-        #: Held footage is never a job's to delete (:mod:`.holding`).
+        #: Held footage is never a job's to delete (:mod:`video_index.core.holding`): read
+        #: again before every DeleteObjects; required, so nothing deletes without it.
         self.holds = holds
         self.objects = objects
         self.replica = replica
@@ -222,7 +223,8 @@ class DeletionJobs:
             updated_at="",
         )
         for keys in window_ranges(device, probe.kinds, from_ms, to_ms):
-            for unit, size in units(self.objects, keys, probe, self.holds):
+            listed = units(self.objects, keys, probe)
+            for unit, size in without_held(listed, self.holds, self.batch_size):
                 preview.keys += 1
                 preview.bytes += size
                 preview.versions += len(unit.versions)

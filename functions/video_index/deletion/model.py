@@ -77,12 +77,16 @@ class DeletionRequest(BaseModel):
     kind: str | None = None
     erase: bool = False
     state: DeletionState = DeletionState.QUEUED
-    #: Keys the window held when the job counted them (``None`` until counted).
+    #: Keys the window covered when the job counted them, held ones included (``None``
+    #: until counted); a finished job accounts for them as ``deleted + kept_held``.
     total: int | None = None
     #: Keys deleted by the job (erase: keys whose every version is gone).
     deleted: int = 0
     #: Versions and delete markers removed (erase only).
     versions_deleted: int = 0
+    #: Keys the window covers that a hold kept (docs/holds.md): the holds are read
+    #: again before every DeleteObjects, so a hold placed after the request wins.
+    kept_held: int = 0
     checkpoint: Checkpoint = Checkpoint()
     created_by: str
     created_at: str
@@ -97,7 +101,7 @@ class DeletionRequest(BaseModel):
             return 0
         if self.total is None:
             return None
-        return max(self.total - self.deleted, 0)
+        return max(self.total - self.deleted - self.kept_held, 0)
 
     @property
     def window(self) -> Window:

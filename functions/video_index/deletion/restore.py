@@ -16,7 +16,8 @@ one; such an object is copied with its replica ETag in its metadata
 
 Deletion requests hold here too: an object a window in force covers is not copied
 back (:class:`~video_index.deletion.enforcement.Enforcer`) — unless a hold covers it
-(:mod:`.holding`): held footage comes back even inside a deletion window. The read model is not
+(the enforcer's holds, :mod:`video_index.core.holding`): held footage comes back even
+inside a deletion window. The read model is not
 written: it follows through the events, and the safe order ends with a rebuild.
 """
 
@@ -30,9 +31,8 @@ from typing import Any, Final
 from botocore.exceptions import BotoCoreError, ClientError
 
 from video_index.aws.objects import ListedObject, ObjectStore, s3_error
-from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
 from video_index.core.keys import KEY_PREFIX, ValidKey, classify_key
-from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.enforcement import Enforcer, Verdict
 
 #: Metadata that carries the replica's ETag of a multipart object copied back.
 RESTORED_ETAG: Final = "restored-etag"
@@ -60,15 +60,10 @@ class RestoreReport:
 
 
 class Restorer:
-    def __init__(
-        self,
-        target: ObjectStore,
-        enforcer: Enforcer | None = None,
-        holds: HeldWindows = NO_HOLDS,
-    ) -> None:
+    def __init__(self, target: ObjectStore, enforcer: Enforcer | None = None) -> None:
         self._target = target
+        #: The windows in force and the holds (none: a restore of everything).
         self._enforcer = enforcer
-        self._holds = holds
 
     def run(
         self,
@@ -125,12 +120,9 @@ class Restorer:
         classified = classify_key(key)
         if not isinstance(classified, ValidKey):
             return False
-        if self._enforcer.window_of(classified.segment) is None:
-            return False
-        if is_held(self._holds, classified.segment):
-            report.held += 1
-            return False
-        return True
+        verdict = self._enforcer.judge(classified.segment)
+        report.held += verdict is Verdict.HELD
+        return verdict is Verdict.ENFORCED
 
     def _copy(self, source: ObjectStore, wanted: ListedObject) -> None:
         if "-" not in wanted.etag:

@@ -58,6 +58,8 @@ class DeletionOut(BaseModel):
     remaining: int | None
     total: int | None
     versions_deleted: int
+    #: Keys of the window a hold kept (docs/holds.md).
+    kept_held: int = 0
     created_by: str
     created_at: str
     updated_at: str
@@ -79,6 +81,7 @@ def deletion_out(request: DeletionRequest) -> DeletionOut:
         remaining=request.remaining,
         total=request.total,
         versions_deleted=request.versions_deleted,
+        kept_held=request.kept_held,
         created_by=request.created_by,
         created_at=request.created_at,
         updated_at=request.updated_at,

@@ -5,11 +5,17 @@ then deleting in batches of at most 1,000 — writing the checkpoint before ever
 DeleteObjects, only while it holds the job's lease and the job is running. It stops
 when the job is withdrawn (its next checkpoint write fails), when its lease was taken
 over, and, with ``time_left``, before the time runs out (a paused run).
+
+Holds win (docs/holds.md): right before each DeleteObjects the device's holds are read
+again (one strongly consistent Query over the batch's span) and the held keys leave
+the batch, counted as ``kept_held``; so a hold placed after the request was recorded,
+or while its job runs, keeps its footage, and the job completes for the rest.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,8 +26,8 @@ from aws_lambda_powertools import Logger
 from video_index.aws.dynamodb import ConditionFailed
 from video_index.aws.objects import ObjectStore
 from video_index.core.errors import ServiceError
-from video_index.core.holding import NO_HOLDS, HeldWindows, is_held
-from video_index.core.keys import ValidKey, classify_key
+from video_index.core.holding import HeldWindows, held_keys, is_held
+from video_index.core.keys import ValidKey, classify_key, parse_key
 from video_index.deletion.model import (
     Checkpoint,
     DeletionRequest,
@@ -130,7 +136,7 @@ class JobRunner:
         self.found = list(checkpoint.found)
         while self.index < len(self.ranges):
             keys = self.ranges[self.index]
-            listed = units(self.jobs.objects, keys, self.request, self.jobs.holds)
+            listed = units(self.jobs.objects, keys, self.request)
             self.found.append(sum(1 for _ in listed))
             self.counted += self.found[-1]
             self.index += 1
@@ -166,9 +172,14 @@ class JobRunner:
             )
 
     def _ours(self, key: str) -> bool:
-        """Whether the request covers the source ``key`` (what was erased, derived media's
-        source): the same rule as the keys it deletes, holds included."""
-        return _covered(key, self.request, self.jobs.holds)
+        """Whether the request erased the source ``key`` (derived media's source): covered
+        by its window, and kept by no hold (read now, as before each delete)."""
+        classified = classify_key(key)
+        return (
+            _covered(key, self.request)
+            and isinstance(classified, ValidKey)
+            and not is_held(self.jobs.holds, classified.segment)
+        )
 
     def _delete_range(self, keys: KeyRange, cursor: str | None) -> None:
         """Batches of at most ``batch_size`` entries; each counted in the checkpoint
@@ -176,7 +187,7 @@ class JobRunner:
         size = self.jobs.batch_size
         batch: list[tuple[str, str | None]] = []
         completed: list[Unit] = []
-        for unit, _ in units(self.jobs.objects, keys, self.request, self.jobs.holds):
+        for unit, _ in units(self.jobs.objects, keys, self.request):
             for start in range(0, max(len(unit.versions), 1), size):
                 chunk: list[str | None] = [*unit.versions[start : start + size]] or [None]
                 if len(batch) + len(chunk) > size:
@@ -190,9 +201,14 @@ class JobRunner:
     def _commit_and_delete(
         self, batch: list[tuple[str, str | None]], completed: list[Unit], cursor: str | None
     ) -> str | None:
-        fresh = [unit for unit in completed if cursor is None or unit.key > cursor]
-        if fresh:
-            cursor = fresh[-1].key
+        """Read the holds, take the held keys out of the batch, count the rest (and the
+        kept ones) in the checkpoint, then delete the rest."""
+        held = held_keys(self.jobs.holds, [parse_key(key) for key in {k for k, _ in batch}])
+        batch = [(key, version) for key, version in batch if key not in held]
+        newer = [unit for unit in completed if cursor is None or unit.key > cursor]
+        if newer:
+            cursor = newer[-1].key
+            fresh = [unit for unit in newer if unit.key not in held]
             self._save(
                 checkpoint=Checkpoint(
                     phase=Phase.DELETING, index=self.index, cursor=cursor, found=self.found
@@ -200,10 +216,11 @@ class JobRunner:
                 deleted=self.request.deleted + len(fresh),
                 versions_deleted=self.request.versions_deleted
                 + (sum(len(u.versions) for u in fresh) if self.request.erase else 0),
+                kept_held=self.request.kept_held + len(newer) - len(fresh),
             )
-        if self.request.erase:
+        if batch and self.request.erase:
             self.jobs.objects.delete_versions([(key, str(version)) for key, version in batch])
-        else:
+        elif batch:
             self.jobs.objects.delete([key for key, _ in batch])
         self._show()
         self._check_time()
@@ -214,9 +231,10 @@ class JobRunner:
         an erasure erases there too."""
         replica = self.jobs.replica
         assert replica is not None
+        listed = units(replica, keys, self.request)
         entries = [
             (unit.key, str(version))
-            for unit, _ in units(replica, keys, self.request, self.jobs.holds)
+            for unit, _ in without_held(listed, self.jobs.holds, self.jobs.batch_size)
             for version in unit.versions
         ]
         replica.delete_versions(entries)
@@ -301,15 +319,21 @@ class JobRunner:
             self._update({"lease_owner": None, "lease_until": None})
 
 
+def without_held(
+    listed: Iterator[tuple[Unit, int]], holds: HeldWindows, batch: int
+) -> Iterator[tuple[Unit, int]]:
+    """``listed`` without what a hold covers: the holds read once per ``batch`` units."""
+    while chunk := list(itertools.islice(listed, batch)):
+        held = held_keys(holds, [parse_key(unit.key) for unit, _ in chunk])
+        yield from ((unit, size) for unit, size in chunk if unit.key not in held)
+
+
 def units(
-    objects: ObjectStore,
-    keys: KeyRange,
-    request: DeletionRequest,
-    holds: HeldWindows = NO_HOLDS,
+    objects: ObjectStore, keys: KeyRange, request: DeletionRequest
 ) -> Iterator[tuple[Unit, int]]:
     """What the request covers in ``keys``, key by key, with each key's size (one LIST
-    per 1,000 keys of the range, stopping at its end). A key a hold covers is never
-    the request's (:mod:`.holding`): a deletion does not touch held footage.
+    per 1,000 keys of the range, stopping at its end), held keys included: what a hold
+    keeps is taken out right before a delete (:func:`without_held`, ``JobRunner``).
 
     Without ``erase``: the current objects whose segment the window covers. With it:
     every version and delete marker of such keys (deleted ones included: their
@@ -318,7 +342,7 @@ def units(
         for obj in objects.list(keys.prefix, start_after=keys.after):
             if obj.key > keys.last:
                 return
-            if _covered(obj.key, request, holds):
+            if _covered(obj.key, request):
                 yield Unit(obj.key), obj.size
         return
     unit: Unit | None = None
@@ -330,7 +354,7 @@ def units(
             yield unit, size
             unit = None
         if unit is None:
-            if not _covered(version.key, request, holds):
+            if not _covered(version.key, request):
                 continue
             unit, size = Unit(version.key), 0
         unit.versions.append(version.version_id)
@@ -339,7 +363,7 @@ def units(
         yield unit, size
 
 
-def _covered(key: str, request: DeletionRequest, holds: HeldWindows) -> bool:
+def _covered(key: str, request: DeletionRequest) -> bool:
     classified = classify_key(key)
     if not isinstance(classified, ValidKey):
         return False
@@ -348,5 +372,4 @@ def _covered(key: str, request: DeletionRequest, holds: HeldWindows) -> bool:
         segment.device == request.device
         and (request.kind is None or segment.kind == request.kind)
         and intersects(segment, request.from_ms, request.to_ms)
-        and not is_held(holds, segment)
     )

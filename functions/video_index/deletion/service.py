@@ -1,7 +1,9 @@
 """The deletion capability's objects, built from settings and clients (lazily, by callers).
 
-Every part is optional: a deployment without a deletion requests table
-(``VIDEO_INDEX_DELETIONS_TABLE``) records no requests and enforces none.
+A deployment without a deletion requests table (``VIDEO_INDEX_DELETIONS_TABLE``) records
+no requests and enforces none. Whatever deletes — a job, enforcement — fails closed
+without the holds table (``VIDEO_INDEX_HOLDS_TABLE``): a ``ConfigurationError`` naming
+it, never "nothing is held" (docs/holds.md).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from video_index.aws.clients import Clients
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
-from video_index.core.contract import ENV_DELETION_QUEUE_URL, ENV_DELETIONS_TABLE
+from video_index.core.contract import ENV_DELETION_QUEUE_URL, ENV_DELETIONS_TABLE, ENV_HOLDS_TABLE
 from video_index.core.errors import ConfigurationError
-from video_index.core.holding import NO_HOLDS, HeldWindows
+from video_index.core.holding import HeldWindows
 from video_index.core.settings import Settings
 from video_index.deletion.enforcement import Enforcer
 from video_index.deletion.jobs import DEFAULT_LEASE_SECONDS, DeletionJobs
@@ -28,11 +30,18 @@ def deletion_table(settings: Settings, clients: Clients) -> DeletionTable:
     return DeletionTable(clients.dynamodb, settings.deletions_table)
 
 
-def build_enforcer(settings: Settings, clients: Clients) -> Enforcer | None:
-    """The windows in force, when the deployment records deletion requests."""
+def build_enforcer(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> Enforcer | None:
+    """The windows in force, when the deployment records deletion requests; it deletes
+    again, so it needs the holds."""
     if not settings.deletions_table:
         return None
-    return Enforcer(deletion_table(settings, clients), ObjectStore(clients.s3, settings.bucket))
+    return Enforcer(
+        deletion_table(settings, clients),
+        ObjectStore(clients.s3, settings.bucket),
+        held_windows(settings, clients, clock),
+    )
 
 
 def build_deletion_jobs(
@@ -42,9 +51,16 @@ def build_deletion_jobs(
     enqueue: Callable[[str], None] | None = None,
     clock: Callable[[], float] = time.time,
     lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    runs_jobs: bool = True,
 ) -> DeletionJobs:
-    """Deletion jobs of the deployment; ``enqueue`` defaults to the deletion queue."""
-    replica = ObjectStore(clients.s3, settings.replica_bucket) if settings.replica_bucket else None
+    """Deletion jobs of the deployment; ``enqueue`` defaults to the deletion queue. Without
+    ``runs_jobs`` (the API records, reads and withdraws requests, and never runs a job)
+    the replica an erasure erases in is not read."""
+    replica = (
+        ObjectStore(clients.s3, settings.replica_bucket)
+        if runs_jobs and settings.replica_bucket
+        else None
+    )
     return DeletionJobs(
         deletion_table(settings, clients),
         ObjectStore(clients.s3, settings.bucket),
@@ -56,10 +72,18 @@ def build_deletion_jobs(
     )
 
 
-def held_windows(settings: Settings, clients: Clients, clock: Callable[[], float]) -> HeldWindows:
-    """The holds a deletion must respect (docs/holds.md); nothing held where holds are off."""
+def held_windows(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> HeldWindows:
+    """The holds whatever deletes must respect (docs/holds.md): without the holds table
+    nothing that deletes may start."""
     holds = build_holds(settings, clients, clock)
-    return HoldsHeldWindows(holds) if holds else NO_HOLDS
+    if holds is None:
+        raise ConfigurationError(
+            f"{ENV_HOLDS_TABLE} is not set: nothing that deletes footage runs without the "
+            "holds (docs/holds.md)"
+        )
+    return HoldsHeldWindows(holds)
 
 
 def deletion_queue(settings: Settings, clients: Clients) -> Callable[[str], None]:

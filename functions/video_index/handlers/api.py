@@ -11,21 +11,23 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from video_index.app.routes import api_app
 from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import Clients
-from video_index.core.contract import API_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.contract import METRICS_NAMESPACE
+from video_index.core.functions import API
 from video_index.core.settings import Settings
 
-logger = Logger(service=API_SERVICE_NAME)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=API_SERVICE_NAME)
-tracer = Tracer(service=API_SERVICE_NAME)
+logger = Logger(service=API.service)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=API.service)
+tracer = Tracer(service=API.service)
 
 
 @cache
-def services() -> ApiServices:
-    """Built on the first invocation (not at import) and reused while the container lives."""
-    return build_api_services(Settings.from_env(), Clients.default())
+def build() -> ApiServices:
+    """Built on the first invocation (not at import) from the function's own settings and
+    reused while the container lives."""
+    return build_api_services(Settings.for_function(API), Clients.default())
 
 
-configure(services)
+configure(build)
 app = api_app()
 
 

@@ -10,28 +10,23 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from video_index.aws.clients import Clients
-from video_index.bulk.names import BULK_SERVICE_NAME
 from video_index.bulk.steps import Bulk, dispatch
-from video_index.core.contract import (
-    ENV_BUCKET,
-    ENV_DELETIONS_TABLE,
-    ENV_REPORTS_BUCKET,
-    METRICS_NAMESPACE,
-)
+from video_index.core.contract import METRICS_NAMESPACE
+from video_index.core.functions import BULK
 from video_index.core.settings import Settings
 
-logger = Logger(service=BULK_SERVICE_NAME)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=BULK_SERVICE_NAME)
-tracer = Tracer(service=BULK_SERVICE_NAME)
+logger = Logger(service=BULK.service)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=BULK.service)
+tracer = Tracer(service=BULK.service)
 
 
 @cache
-def bulk() -> Bulk:
-    """Built on the first invocation (not at import) and reused while the container lives."""
+def build() -> Bulk:
+    """Built on the first invocation (not at import) from the function's own settings and
+    reused while the container lives; without the holds table it does not start."""
     from video_index.bulk.service import build_bulk
 
-    required = (ENV_BUCKET, ENV_REPORTS_BUCKET, ENV_DELETIONS_TABLE)
-    return build_bulk(Settings.from_env(required=required), Clients.default())
+    return build_bulk(Settings.for_function(BULK), Clients.default())
 
 
 @logger.inject_lambda_context
@@ -41,4 +36,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     def time_left() -> float:
         return float(context.get_remaining_time_in_millis()) / 1000
 
-    return dispatch(bulk(), event, time_left)
+    return dispatch(build(), event, time_left)

@@ -9,23 +9,25 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from video_index.aws.clients import Clients
-from video_index.core.contract import ENV_BUCKET, EXPORT_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.contract import METRICS_NAMESPACE
+from video_index.core.functions import EXPORT
 from video_index.core.settings import Settings
 from video_index.media.worker import ExportWorker, build_export_worker
 
-logger = Logger(service=EXPORT_SERVICE_NAME)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=EXPORT_SERVICE_NAME)
-tracer = Tracer(service=EXPORT_SERVICE_NAME)
+logger = Logger(service=EXPORT.service)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=EXPORT.service)
+tracer = Tracer(service=EXPORT.service)
 
 
 @cache
-def worker() -> ExportWorker:
-    """Built on the first invocation (not at import) and reused while the container lives."""
-    return build_export_worker(Settings.from_env(required=(ENV_BUCKET,)), Clients.default())
+def build() -> ExportWorker:
+    """Built on the first invocation (not at import) from the function's own settings and
+    reused while the container lives."""
+    return build_export_worker(Settings.for_function(EXPORT), Clients.default())
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return worker().handle(event, context)
+    return build().handle(event, context)

@@ -13,22 +13,23 @@ from video_index.api.context import configure
 from video_index.app.routes import media_app
 from video_index.app.services import build_media_services
 from video_index.aws.clients import Clients
-from video_index.core.contract import ENV_BUCKET, MEDIA_SERVICE_NAME, METRICS_NAMESPACE
+from video_index.core.contract import METRICS_NAMESPACE
+from video_index.core.functions import MEDIA
 from video_index.core.settings import Settings
 
-logger = Logger(service=MEDIA_SERVICE_NAME)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=MEDIA_SERVICE_NAME)
-tracer = Tracer(service=MEDIA_SERVICE_NAME)
+logger = Logger(service=MEDIA.service)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=MEDIA.service)
+tracer = Tracer(service=MEDIA.service)
 
 
 @cache
-def services() -> dict[type[Any], object]:
-    """Built on the first invocation (not at import) and reused while the container lives."""
-    settings = Settings.from_env(required=(ENV_BUCKET,))  # no table: renditions only
-    return build_media_services(settings, Clients.default())
+def build() -> dict[type[Any], object]:
+    """Built on the first invocation (not at import) from the function's own settings (the
+    bucket, no table: renditions only) and reused while the container lives."""
+    return build_media_services(Settings.for_function(MEDIA), Clients.default())
 
 
-configure(services)
+configure(build)
 app = media_app()
 
 

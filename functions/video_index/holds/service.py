@@ -16,7 +16,7 @@ from typing import Final
 from video_index.aws.clients import Clients
 from video_index.aws.holds import HoldStore, VersionTaken
 from video_index.aws.objects import ObjectStore
-from video_index.core.contract import ENV_HOLDS_TABLE
+from video_index.core.contract import ENV_HOLDS_TABLE, ENV_RETENTION_DAYS
 from video_index.core.errors import BadInput, ConfigurationError, Conflict, NotFound
 from video_index.core.holding import HeldWindow
 from video_index.core.jsonlines import OutcomeName
@@ -205,14 +205,15 @@ def build_holds(
 def build_retention(
     settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
 ) -> RetentionJob:
-    """The retention job over the settings' bucket and holds table (the Lambda builds the
-    same from its environment; ``video-index retention run`` from a ready file)."""
+    """The retention job over the settings' bucket, holds table and retention (the Lambda's
+    from its own settings; ``video-index retention run``'s from a ready file). Without the
+    holds it does not start, nor with a retention under a day (it would delete today's)."""
     holds = build_holds(settings, clients, clock)
     if holds is None:
         raise ConfigurationError(f"{ENV_HOLDS_TABLE} is not set: retention needs the holds")
+    days = dict(settings.retention_days)
+    if not all(d >= 1 for d in days.values()):
+        raise ConfigurationError(f"{ENV_RETENTION_DAYS}: days must be whole numbers ≥ 1")
     return RetentionJob(
-        ObjectStore(clients.s3, settings.bucket),
-        HoldsHeldWindows(holds),
-        dict(settings.retention_days),
-        clock,
+        ObjectStore(clients.s3, settings.bucket), HoldsHeldWindows(holds), days, clock
     )

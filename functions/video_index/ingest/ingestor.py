@@ -33,7 +33,7 @@ from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStor
 from video_index.core.keys import ForeignKey, InvalidKey, SegmentKey, ValidKey, classify_key
 from video_index.core.models import SegmentRecord
 from video_index.core.projection import ABSENT, ObjectState
-from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.enforcement import Enforcer, Verdict
 from video_index.ingest.events import Action, ObjectEvent
 from video_index.ingest.media import MediaProbe
 from video_index.media.renditions import Renditions
@@ -54,6 +54,9 @@ class Outcome(StrEnum):
     MALFORMED = "Malformed"
     #: Created inside a recorded deletion window: deleted again, never projected.
     ENFORCED = "DeletionEnforced"
+    #: Created inside a recorded deletion window but held (docs/holds.md): kept and
+    #: projected; counted beside the outcome of its projection, not instead of it.
+    HELD = "DeletionHeld"
 
 
 @dataclass
@@ -120,12 +123,12 @@ class Ingestor:
                 return Outcome.INVALID
             case ValidKey(segment=segment):
                 pass
-        if (
-            event.action is Action.CREATED
-            and self.enforcer is not None
-            and self.enforcer.enforce(segment, by="ingest")
-        ):
-            return Outcome.ENFORCED  # its delete event follows; it is never counted
+        if event.action is Action.CREATED and self.enforcer is not None:
+            verdict = self.enforcer.enforce(segment, by="ingest")
+            if verdict is Verdict.ENFORCED:
+                return Outcome.ENFORCED  # its delete event follows; it is never counted
+            if verdict is Verdict.HELD:
+                self.record(Outcome.HELD)
         if self._generations is None:
             self._generations = self._store.generations()
         outcomes = [self._apply_to(generation, segment, event) for generation in self._generations]

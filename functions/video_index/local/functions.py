@@ -1,10 +1,15 @@
 """The local stack's stand-ins for the deployed functions' event sources: the stream
-consumer and the ingest, export and deletion workers (docs/local.md)."""
+consumer and the ingest, export and deletion workers (docs/local.md).
+
+Each is built from the settings of its own spec (``core/functions.py``), as deployed: a
+worker whose builder asks for a setting its spec does not declare fails here too, where
+one ``Settings`` holding every table would hide it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from video_index.core.functions import AGGREGATE, DELETION, EXPORT, INGEST, FunctionSpec
 from video_index.core.queue_settings import (
     DELETION_BATCH_SIZE,
     DELETION_TIMEOUT_SECONDS,
@@ -16,8 +21,17 @@ from video_index.local.aws import REGION
 from video_index.local.aws import client as make_client
 
 if TYPE_CHECKING:
+    from video_index.core.settings import Settings
     from video_index.local.stack import LocalStack
     from video_index.local.worker import Handler, SqsEventSourceWorker
+
+
+def settings_of(stack: LocalStack, spec: FunctionSpec) -> Settings:
+    """The settings the function ``spec`` would get deployed: only those it declares, read
+    from the environment this stack would give it."""
+    from video_index.core.settings import Settings
+
+    return Settings.for_function(spec, stack.settings.environ())
 
 
 def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
@@ -32,7 +46,7 @@ def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
 
     # Buckets and device items follow the segment items from the table's stream; the
     # consumer starts first and stops after ingest, like the deployed mapping.
-    aggregator = build_aggregator(stack.settings, stack.clients)
+    aggregator = build_aggregator(settings_of(stack, AGGREGATE), stack.clients)
     stack.aggregation = StreamEventSource(
         stack.clients.dynamodb,
         make_client(stack.session, "dynamodbstreams", dynamodb_endpoint),
@@ -42,7 +56,7 @@ def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
     )
     stack._stops.append(("aggregation", stack.aggregation.stop))
     stack.aggregation.start()
-    ingest = build_ingest_service(stack.settings, stack.clients)
+    ingest = build_ingest_service(settings_of(stack, INGEST), stack.clients)
     stack.worker = SqsEventSourceWorker(
         stack.clients.sqs,
         stack.settings.queue_url,
@@ -55,7 +69,7 @@ def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
     )
     stack._stops.append(("ingest worker", stack.worker.stop))
     stack.worker.start()
-    exports = build_export_worker(stack.settings, stack.clients)
+    exports = build_export_worker(settings_of(stack, EXPORT), stack.clients)
     stack.export_worker = _job_worker(
         stack,
         "export",
@@ -64,7 +78,7 @@ def start_workers(stack: LocalStack, dynamodb_endpoint: str) -> None:
         EXPORT_BATCH_SIZE,
         EXPORT_TIMEOUT_SECONDS,
     )
-    deletions = build_deletion_worker(stack.settings, stack.clients)
+    deletions = build_deletion_worker(settings_of(stack, DELETION), stack.clients)
     stack.deletion_worker = _job_worker(
         stack,
         "deletion",

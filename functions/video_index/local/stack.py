@@ -323,9 +323,12 @@ class LocalStack:
         """Both functions' routes on one port (docs/architecture.md)."""
         from video_index.app.routes import whole_app
         from video_index.app.services import build_api_services, configure
+        from video_index.core.functions import API
+        from video_index.local.functions import settings_of
         from video_index.local.http_api import LocalHttpApi
 
-        api_services = build_api_services(self.settings, self.clients, self.clock)
+        # The API function's own settings; they hold all the media function's too.
+        api_services = build_api_services(settings_of(self, API), self.clients, self.clock)
         configure(lambda: api_services)
         self.http_api = LocalHttpApi(whole_app().resolve, port=self.api_port or 0, region=REGION)
         self._stops.append(("HTTP API", self.http_api.stop))

@@ -119,6 +119,8 @@ class RepairCounts(Payload):
     repaired: int = 0
     #: Objects deleted again inside deletion windows (docs/deletion.md).
     enforced: int = 0
+    #: Objects inside deletion windows that a hold kept (docs/holds.md).
+    held: int = 0
 
 
 class ReportInput(Payload):

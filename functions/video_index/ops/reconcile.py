@@ -54,7 +54,7 @@ from video_index.core.layout import (
 )
 from video_index.core.settings import DEFAULT_MAX_REMOVE_SHARE
 from video_index.core.timeunits import DAY_MS, from_epoch_ms
-from video_index.deletion.enforcement import Enforcer
+from video_index.deletion.enforcement import Enforcer, Verdict
 from video_index.ingest.ingestor import Ingestor
 from video_index.ops.columnar import KeyCounts, compare, merge
 from video_index.ops.fingerprints import Partition
@@ -218,7 +218,8 @@ class Reconciler:
         *,
         dry_run: bool,
     ) -> dict[str, tuple[int, str]]:
-        """The listing without what a deletion window covers (deleted again unless dry)."""
+        """The listing without what a deletion window covers and no hold keeps (deleted
+        again unless dry); what a hold keeps stays, counted as held."""
         if self._enforcer is None or not truth:
             return truth
         self._enforcer.start_batch()  # the windows as they are now
@@ -227,10 +228,12 @@ class Reconciler:
             segment = parse_key(
                 key_of_segment_item(segment_pk(0, partition.device, partition.kind), filename)
             )
-            if self._enforcer.enforce(segment, by="reconcile", dry_run=dry_run):
+            verdict = self._enforcer.enforce(segment, by="reconcile", dry_run=dry_run)
+            if verdict is Verdict.ENFORCED:
                 result.enforced += 1
-            else:
-                kept[filename] = listed
+                continue
+            result.held += verdict is Verdict.HELD
+            kept[filename] = listed
         return kept
 
     def deletion_partitions(self) -> set[Partition]:

@@ -33,9 +33,12 @@ class PartitionResult:
     samples: list[dict[str, str]] = field(default_factory=list)
     #: Objects deleted again inside a recorded deletion window (docs/deletion.md).
     enforced: int = 0
+    #: Objects inside a recorded deletion window that a hold kept (docs/holds.md).
+    held: int = 0
 
     def merge(self, other: PartitionResult) -> None:
         self.enforced += other.enforced
+        self.held += other.held
         self.added += other.added
         self.removed += other.removed
         self.fixed += other.fixed
@@ -73,6 +76,8 @@ class ReconcileReport:
     removal_share: float = 0.0
     refusal: str | None = None
     deletions_enforced: int = 0
+    #: Objects inside a deletion window in force that a hold kept (docs/holds.md).
+    deletions_held: int = 0
     #: Objects past their kind's retention inside an active hold: kept on purpose.
     past_retention_held: int = 0
     #: Objects past retention by more than two days that no hold covers: the retention
@@ -83,6 +88,7 @@ class ReconcileReport:
 
     def add(self, result: PartitionResult) -> None:
         self.deletions_enforced += result.enforced
+        self.deletions_held += result.held
         self.entries_added += result.added
         self.entries_removed += result.removed
         self.entries_fixed += result.fixed

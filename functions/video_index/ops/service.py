@@ -280,7 +280,7 @@ def build_ops(
             segments,
             ingestor,
             mender=mender,
-            enforcer=build_enforcer(settings, clients),
+            enforcer=build_enforcer(settings, clients, clock),
             census=build_census(settings, clients, clock),
         ),
         rebuilder=rebuilder,

@@ -8,12 +8,15 @@ alarm watches it); ``video-index status`` lists the devices.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from video_index.aws.store import ReadModelStore
+from video_index.aws.clients import Clients
+from video_index.aws.store import ReadModelStore, build_store
 from video_index.core.layout import CONTROL_PK, RETIRED_SK, device_total, devices_pk
+from video_index.core.settings import Settings
 from video_index.core.silence import silent_since_ms
 
 
@@ -60,3 +63,12 @@ def check(
     retired = set((store.get(CONTROL_PK, RETIRED_SK) or {}).get("devices", ()))
     items = store.query_all(devices_pk(generation))
     return silent_devices(items, int(clock() * 1000), silent_after, retired)
+
+
+def build_check(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> Callable[[], SilentReport]:
+    """The check of a deployment: its read model and its kinds' thresholds."""
+    store = build_store(settings, clients)
+    silent_after = dict(settings.silent_after_seconds)
+    return lambda: check(store, clock, silent_after)

@@ -193,6 +193,7 @@ def reconcile_partitions(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
         samples=merged.samples,
         repaired=repaired,
         enforced=merged.enforced,
+        held=merged.held,
     ).dump()
 
 
@@ -209,6 +210,7 @@ def reconcile_report(ops: Ops, event: dict[str, Any]) -> dict[str, Any]:
             aggregates_fixed=counts.aggregates_fixed,
             samples=list(counts.samples),
             enforced=counts.enforced,
+            held=counts.held,
         )
         report.add(result)
         report.partitions_repaired += counts.repaired - (1 if result.changed else 0)
