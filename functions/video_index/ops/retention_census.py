@@ -4,16 +4,18 @@ Retention is the daily retention job's (not lifecycle's), so an object past its
 kind's retention is either **held** (inside an active hold of its device: kept on
 purpose) or **overdue** (past retention by more than ``grace_days`` and held by
 nothing: the job did not run, or failed). Reconcile counts both while it fingerprints
-the objects: :func:`observe_batch` narrows a batch to the expired rows on the
-columns (in steady state only held and overdue ones: few), and only those are judged
-one by one against their device's holds, read once per device and run (one Query).
-The rules are the job's (:mod:`video_index.holds.retention`): its cutoff, and a
-segment straddling a hold's edge is held whole.
+the objects: :func:`observe_batch` narrows a batch to the expired rows and judges them
+on the columns (numpy: no Python per row, however many expired), against their
+devices' holds, read once per device and run (one Query each; the devices a batch
+meets for the first time are read together, their Queries overlapping). The rules are
+the job's (:mod:`video_index.holds.retention`): its cutoff, and a segment straddling a
+hold's edge is held whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -24,6 +26,8 @@ from video_index.holds.retention import DAY_MS, Window, cutoff_ms, held_span
 GRACE_DAYS: Final = 2
 #: Sample keys kept of overdue objects.
 SAMPLES: Final = 10
+#: Devices whose holds are read at the same time (I/O: the Queries overlap).
+READERS: Final = 16
 
 
 @dataclass
@@ -60,10 +64,25 @@ class RetentionCensus:
         """Objects of ``kind`` ending at or before this instant are past retention."""
         return cutoff_ms(self._now_ms, self.retention_days[kind])
 
+    @property
+    def grace_ms(self) -> int:
+        return self._grace_days * DAY_MS
+
     def holds_of(self, device: str) -> Sequence[Window]:
         if device not in self._holds:
             self._holds[device] = self._held(device, 0, self._now_ms)
         return self._holds[device]
+
+    def read_holds(self, devices: Collection[str]) -> None:
+        """Read the holds of every device not read yet, several at a time."""
+        missing = sorted(d for d in set(devices) if d not in self._holds)
+        if len(missing) <= 1:
+            for device in missing:
+                self.holds_of(device)
+            return
+        with ThreadPoolExecutor(min(READERS, len(missing))) as pool:
+            found = list(pool.map(lambda d: self._held(d, 0, self._now_ms), missing))
+        self._holds.update(zip(missing, found, strict=True))
 
     def observe(self, segment: SegmentKey, key: str, counts: CensusCounts) -> None:
         """Count one object if it is past its kind's retention."""
@@ -77,7 +96,7 @@ class RetentionCensus:
             return
         if held_span(start_ms, end_ms, self.holds_of(device)):
             counts.held += 1
-        elif end_ms <= cutoff - self._grace_days * DAY_MS:
+        elif end_ms <= cutoff - self.grace_ms:
             counts.overdue += 1
             if len(counts.overdue_samples) < SAMPLES:
                 counts.overdue_samples.append(key)
@@ -91,18 +110,50 @@ def observe_batch(
     counts: CensusCounts,
 ) -> None:
     """Count the expired rows of a batch of parsed keys (``parsed``: the columns of
-    :func:`~video_index.ops.keyparse.parse_keys`; ``keys`` the batch's Arrow strings)."""
+    :func:`~video_index.ops.keyparse.parse_keys`; ``keys`` the batch's Arrow strings),
+    column-wise: Python only per device that has holds."""
     import numpy as np
     import pyarrow as pa
 
-    cutoffs = np.array([census.cutoff(kind) for kind in KINDS], np.int64)
-    expired = np.flatnonzero(end_ms <= cutoffs[parsed.kind])
+    cutoffs = np.array([census.cutoff(kind) for kind in KINDS], np.int64)[parsed.kind]
+    expired = np.flatnonzero(end_ms <= cutoffs)
     if not len(expired):
         return
-    devices = parsed.devices.take(pa.array(parsed.device_index[expired])).to_pylist()
-    names = keys.take(pa.array(parsed.accepted[expired])).to_pylist()
-    kinds = parsed.kind[expired].tolist()
-    starts = parsed.start_ms[expired].tolist()
-    ends = end_ms[expired].tolist()
-    for device, kind, start, end, key in zip(devices, kinds, starts, ends, names, strict=True):
-        census.judge(device, KINDS[kind], start, end, key, counts)
+    slots, device_of = np.unique(parsed.device_index[expired], return_inverse=True)
+    names = parsed.devices.take(pa.array(slots)).to_pylist()
+    census.read_holds(names)
+    held = _held_rows(
+        [census.holds_of(name) for name in names],
+        device_of,
+        parsed.start_ms[expired],
+        end_ms[expired],
+    )
+    counts.held += int(np.count_nonzero(held))
+    overdue = np.flatnonzero(~held & (end_ms[expired] <= cutoffs[expired] - census.grace_ms))
+    counts.overdue += len(overdue)
+    room = SAMPLES - len(counts.overdue_samples)
+    if room > 0 and len(overdue):
+        rows = parsed.accepted[expired[overdue[:room]]]
+        counts.overdue_samples.extend(keys.take(pa.array(rows)).to_pylist())
+
+
+def _held_rows(holds: Sequence[Sequence[Window]], device_of: Any, starts: Any, ends: Any) -> Any:
+    """Which rows overlap an active hold of their device (``holds`` per device slot,
+    ``device_of`` each row's slot): :func:`held_span` on the columns."""
+    import numpy as np
+
+    held = np.zeros(len(starts), bool)
+    if not any(holds):
+        return held
+    ends = np.maximum(ends, starts + 1)  # an empty span counts at its instant
+    order = np.argsort(device_of, kind="stable")
+    bounds = np.searchsorted(device_of[order], np.arange(len(holds) + 1))
+    for slot, windows in enumerate(holds):
+        if not windows:
+            continue
+        rows = order[bounds[slot] : bounds[slot + 1]]
+        mine = np.zeros(len(rows), bool)
+        for from_ms, to_ms in windows:
+            mine |= (starts[rows] < to_ms) & (ends[rows] > from_ms)
+        held[rows] = mine
+    return held
