@@ -40,11 +40,13 @@ from video_index.core.contract import (
     RENDITIONS_PREFIX,
 )
 
-#: S3 events that change the set of objects under ``v1/`` (docs/ingest.md).
+#: S3 events that change the set of objects under ``v1/`` (docs/ingest.md; the same list
+#: as ``video_index.core.queue_settings.NOTIFIED_EVENTS``, which says why lifecycle's
+#: version deletions are left out).
 NOTIFIED_EVENTS: Final = (
     s3.EventType.OBJECT_CREATED,
     s3.EventType.OBJECT_REMOVED,
-    s3.EventType.LIFECYCLE_EXPIRATION,
+    s3.EventType.LIFECYCLE_EXPIRATION_DELETE_MARKER_CREATED,
 )
 
 #: Item actions the handler performs on the read model: read the generations and a
