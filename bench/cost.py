@@ -14,6 +14,7 @@ storage of the same footage; the goal is at most 5 % of it at the reference came
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from rich.table import Table
@@ -72,13 +73,20 @@ def stack_windows() -> tuple[int, int, int, int]:
     )
 
 
-def measure(
-    context: BenchContext, cameras: tuple[Camera, ...] = CAMERAS
-) -> list[tuple[SampleRun, CameraMonth]]:
+@dataclass(frozen=True)
+class Measured:
+    """One camera's sample, its daily jobs, and the camera-month they price to."""
+
+    run: SampleRun
+    daily: DailyJobs
+    month: CameraMonth
+
+
+def measure(context: BenchContext, cameras: tuple[Camera, ...] = CAMERAS) -> list[Measured]:
     count, minutes = QUICK if context.quick else FULL
     window_s, batch_size, tombstone_days, undelete_days = stack_windows()
     memory = stack_memory()
-    months: list[tuple[SampleRun, CameraMonth]] = []
+    months: list[Measured] = []
     rates: tuple[float, float] | None = None
     for camera in cameras:
         run = run_sample(Sample(camera, count, minutes), window_s=window_s, batch_size=batch_size)
@@ -93,7 +101,7 @@ def measure(
         month = camera_month(
             run, daily, memory, tombstone_days=tombstone_days, undelete_days=undelete_days
         )
-        months.append((run, month))
+        months.append(Measured(run, daily, month))
         context.console.print(f"[dim]{camera.segment_s} s camera: {_sample_line(run)}[/]")
     return months
 
@@ -112,7 +120,7 @@ def cost_benchmark(context: BenchContext) -> None:
     label = "QUICK smoke run, not the figures to quote" if context.quick else "full run"
     console.rule(f"[bold]cost[/]: a camera-month, per component ({label})")
     measured = measure(context)
-    months = [month for _, month in measured]
+    months = [m.month for m in measured]
     console.print(summary_table(months))
     reference = months[0]
     share = reference.total() / reference.storage
@@ -128,7 +136,7 @@ def cost_benchmark(context: BenchContext) -> None:
     )
     console.print(detail_table(reference))
     console.print("Notes:")
-    for note in [*notes(), durations(measured[0][0])]:
+    for note in [*notes(), durations(measured[0].run)]:
         console.print(f"  - {note}")
 
 

@@ -101,7 +101,7 @@ def retention_day(camera: Camera, ledger: Ledger) -> int:
             report = job.run()
     if report.deleted != camera.segments_per_day:
         raise RuntimeError(f"retention deleted {report.deleted} of {camera.segments_per_day}")
-    return report.deleted
+    return int(report.deleted)
 
 
 def seconds_per_row(camera: Camera) -> float:
@@ -156,7 +156,7 @@ def seconds_per_row(camera: Camera) -> float:
         seconds = time.perf_counter() - began
     if seen != INVENTORY_ROWS:
         raise RuntimeError(f"the inventory pass saw {seen} rows, not {INVENTORY_ROWS}")
-    return seconds / seen
+    return seconds / int(seen)
 
 
 def seconds_per_item(items: list[WireItem]) -> float:
@@ -177,7 +177,7 @@ def seconds_per_item(items: list[WireItem]) -> float:
         seconds = time.perf_counter() - began
     if read != len(items):
         raise RuntimeError(f"the Scan read {read} items, not {len(items)}")
-    return seconds / read
+    return seconds / int(read)
 
 
 def scan_world(
