@@ -241,6 +241,7 @@ def test_the_column_wise_census_counts_what_the_rule_says_row_by_row(
     _, counts = columnar.fingerprint_keys(
         pa.array(keys, pa.string()), [1] * len(keys), census=census
     )
+    counts.retention.add(census.settle())  # the rows set aside, judged (end of a unit)
     # Then held and overdue are what the rule gives, worked out here segment by segment:
     # past retention when it ended by NOW - 30 days; held when its [start, end) overlaps a
     # window of its device; overdue when not held and it ended two days before that

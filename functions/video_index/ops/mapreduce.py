@@ -140,6 +140,8 @@ def run_unit(context: MapContext, unit: FingerprintUnit, run: UnitBatchInput) ->
     for listing in listings:
         for partial, seen in fingerprint_objects(listing, census=context.census):
             add(partial, seen)
+    if context.census is not None:  # the expired rows set aside, judged now
+        counts.retention.add(context.census.settle())
     if unit.scan is not None:
         if run.generation is None:
             raise ValueError("a Scan unit needs the run's generation")

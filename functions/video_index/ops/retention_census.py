@@ -4,18 +4,19 @@ Retention is the daily retention job's (not lifecycle's), so an object past its
 kind's retention is either **held** (inside an active hold of its device: kept on
 purpose) or **overdue** (past retention by more than ``grace_days`` and held by
 nothing: the job did not run, or failed). Reconcile counts both while it fingerprints
-the objects: :func:`observe_batch` narrows a batch to the expired rows and judges them
-on the columns (numpy: no Python per row, however many expired), against their
-devices' holds, read once per device and run (one Query each; the devices a batch
-meets for the first time are read together, their Queries overlapping). The rules are
-the job's (:mod:`video_index.holds.retention`): its cutoff, and a segment straddling a
-hold's edge is held whole.
+the objects: :func:`observe_batch` narrows a batch to the expired rows on the columns
+and sets them aside, and starts reading the holds of the devices it meets for the first
+time, in the background (one Query per device and run, up to :data:`READERS` at once),
+while the pass goes on; :meth:`RetentionCensus.settle`, at the end of a unit, judges the
+rows set aside on the columns (numpy: no Python per row, however many expired). The
+rules are the job's (:mod:`video_index.holds.retention`): its cutoff, and a segment
+straddling a hold's edge is held whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -44,6 +45,19 @@ class CensusCounts:
         self.overdue_samples = (self.overdue_samples + other.overdue_samples)[:SAMPLES]
 
 
+@dataclass(frozen=True)
+class _Expired:
+    """The expired rows of one batch, set aside until their devices' holds are read."""
+
+    devices: list[str]  # by slot
+    device_of: Any  # each row's slot
+    starts: Any
+    ends: Any
+    #: Each row's end at or before which it is overdue (its kind's cutoff - grace).
+    overdue_by: Any
+    keys: Any  # Arrow strings, the rows' keys
+
+
 class RetentionCensus:
     """Judges expired objects at one instant, reading each device's holds once."""
 
@@ -58,7 +72,9 @@ class RetentionCensus:
         self._now_ms = now_ms
         self.retention_days = dict(retention_days)
         self._grace_days = grace_days
-        self._holds: dict[str, Sequence[Window]] = {}
+        self._holds: dict[str, Future[Sequence[Window]]] = {}
+        self._readers: ThreadPoolExecutor | None = None
+        self._pending: list[_Expired] = []
 
     def cutoff(self, kind: str) -> int:
         """Objects of ``kind`` ending at or before this instant are past retention."""
@@ -68,21 +84,31 @@ class RetentionCensus:
     def grace_ms(self) -> int:
         return self._grace_days * DAY_MS
 
-    def holds_of(self, device: str) -> Sequence[Window]:
-        if device not in self._holds:
-            self._holds[device] = self._held(device, 0, self._now_ms)
-        return self._holds[device]
-
     def read_holds(self, devices: Collection[str]) -> None:
-        """Read the holds of every device not read yet, several at a time."""
-        missing = sorted(d for d in set(devices) if d not in self._holds)
-        if len(missing) <= 1:
-            for device in missing:
-                self.holds_of(device)
-            return
-        with ThreadPoolExecutor(min(READERS, len(missing))) as pool:
-            found = list(pool.map(lambda d: self._held(d, 0, self._now_ms), missing))
-        self._holds.update(zip(missing, found, strict=True))
+        """Start reading the holds of the devices not read yet (in the background)."""
+        for device in devices:
+            if device not in self._holds:
+                if self._readers is None:
+                    self._readers = ThreadPoolExecutor(READERS, thread_name_prefix="holds")
+                self._holds[device] = self._readers.submit(self._held, device, 0, self._now_ms)
+
+    def holds_of(self, device: str) -> Sequence[Window]:
+        self.read_holds((device,))
+        return self._holds[device].result()
+
+    def set_aside(self, expired: _Expired) -> None:
+        self._pending.append(expired)
+
+    def settle(self) -> CensusCounts:
+        """Judge every row set aside since the last call; their counts."""
+        counts = CensusCounts()
+        pending, self._pending = self._pending, []
+        for batch in pending:
+            _judge_batch(batch, [self.holds_of(d) for d in batch.devices], counts)
+        if self._readers is not None and all(f.done() for f in self._holds.values()):
+            self._readers.shutdown(wait=False)
+            self._readers = None
+        return counts
 
     def observe(self, segment: SegmentKey, key: str, counts: CensusCounts) -> None:
         """Count one object if it is past its kind's retention."""
@@ -109,12 +135,13 @@ def observe_batch(
     end_ms: Any,
     counts: CensusCounts,
 ) -> None:
-    """Count the expired rows of a batch of parsed keys (``parsed``: the columns of
-    :func:`~video_index.ops.keyparse.parse_keys`; ``keys`` the batch's Arrow strings),
-    column-wise: Python only per device that has holds."""
+    """Set the expired rows of a batch of parsed keys aside for :meth:`RetentionCensus.settle`
+    (``parsed``: the columns of :func:`~video_index.ops.keyparse.parse_keys`; ``keys`` the
+    batch's Arrow strings); ``counts`` is left to ``settle``."""
     import numpy as np
     import pyarrow as pa
 
+    del counts
     cutoffs = np.array([census.cutoff(kind) for kind in KINDS], np.int64)[parsed.kind]
     expired = np.flatnonzero(end_ms <= cutoffs)
     if not len(expired):
@@ -122,19 +149,29 @@ def observe_batch(
     slots, device_of = np.unique(parsed.device_index[expired], return_inverse=True)
     names = parsed.devices.take(pa.array(slots)).to_pylist()
     census.read_holds(names)
-    held = _held_rows(
-        [census.holds_of(name) for name in names],
-        device_of,
-        parsed.start_ms[expired],
-        end_ms[expired],
+    census.set_aside(
+        _Expired(
+            devices=names,
+            device_of=device_of,
+            starts=parsed.start_ms[expired],
+            ends=end_ms[expired],
+            overdue_by=cutoffs[expired] - census.grace_ms,
+            keys=keys.take(pa.array(parsed.accepted[expired])),
+        )
     )
+
+
+def _judge_batch(batch: _Expired, holds: Sequence[Sequence[Window]], counts: CensusCounts) -> None:
+    """Count held and overdue rows of one batch set aside, column-wise."""
+    import numpy as np
+
+    held = _held_rows(holds, batch.device_of, batch.starts, batch.ends)
     counts.held += int(np.count_nonzero(held))
-    overdue = np.flatnonzero(~held & (end_ms[expired] <= cutoffs[expired] - census.grace_ms))
+    overdue = np.flatnonzero(~held & (batch.ends <= batch.overdue_by))
     counts.overdue += len(overdue)
     room = SAMPLES - len(counts.overdue_samples)
     if room > 0 and len(overdue):
-        rows = parsed.accepted[expired[overdue[:room]]]
-        counts.overdue_samples.extend(keys.take(pa.array(rows)).to_pylist())
+        counts.overdue_samples.extend(batch.keys.take(overdue[:room]).to_pylist())
 
 
 def _held_rows(holds: Sequence[Sequence[Window]], device_of: Any, starts: Any, ends: Any) -> Any:
