@@ -128,20 +128,13 @@ class RetentionCensus:
                 counts.overdue_samples.append(key)
 
 
-def observe_batch(
-    census: RetentionCensus,
-    keys: Any,
-    parsed: Any,
-    end_ms: Any,
-    counts: CensusCounts,
-) -> None:
+def observe_batch(census: RetentionCensus, keys: Any, parsed: Any, end_ms: Any) -> None:
     """Set the expired rows of a batch of parsed keys aside for :meth:`RetentionCensus.settle`
     (``parsed``: the columns of :func:`~video_index.ops.keyparse.parse_keys`; ``keys`` the
-    batch's Arrow strings); ``counts`` is left to ``settle``."""
+    batch's Arrow strings)."""
     import numpy as np
     import pyarrow as pa
 
-    del counts
     cutoffs = np.array([census.cutoff(kind) for kind in KINDS], np.int64)[parsed.kind]
     expired = np.flatnonzero(end_ms <= cutoffs)
     if not len(expired):
