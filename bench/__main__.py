@@ -22,6 +22,7 @@ from bench.access import access_benchmark  # noqa: E402
 from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
 from bench.bulk import bulk_benchmark  # noqa: E402
+from bench.cost import cost_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
 from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.frames import frames_benchmark  # noqa: E402
@@ -51,6 +52,7 @@ BENCHMARKS: list[Benchmark] = [
     silence_benchmark,
     bulk_benchmark,
     access_benchmark,
+    cost_benchmark,
 ]
 
 

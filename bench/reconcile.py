@@ -17,14 +17,17 @@ exactly the projection of S3 again, and nothing else may have differed; otherwis
 the benchmark fails.
 
 S3 is moto, run as a server inside this process (``ThreadedMotoServer``) so that the
-measured processes reach the same bucket. Up to 20,000 rows (the small world of
-``--quick``) DynamoDB is DynamoDB Local for every request; above that (DynamoDB Local
-loads and scans only a few thousand items/s: ~6 minutes to load a million segments,
-~4 more per Scan), the read model's Scan is answered by
-:class:`bench.reconcile_replay.ScanReplay` from the same items, and every other request
-still goes to DynamoDB Local, which holds the partitions reconcile reads and repairs.
-Set ``BENCH_RECONCILE_REAL_DYNAMODB=1`` to load every size into DynamoDB Local (about
-20 minutes at 1,000,000 rows).
+measured processes reach the same bucket. DynamoDB is moto's server (the bench's shared
+endpoint), but the read model's Scan is answered by
+:class:`bench.reconcile_replay.ScanReplay` from the same items at every size (moto loads
+and scans only a few thousand items/s, and a 1 MB Scan page of 20,000 rows outlasts the
+client's read timeout); every other request still goes to moto, which holds the
+partitions reconcile reads and repairs. Set ``BENCH_RECONCILE_REAL_DYNAMODB=1`` to load
+every size whole and scan it there.
+
+Reconcile runs as deployed: with a holds table (the retention census of
+:mod:`bench.reconcile_census`, judged at a fixed instant) and with the table's stream
+delivered to the consumer whenever its barrier waits (the mend of a drifted bucket).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Any
 import boto3
 
 from bench.context import BenchContext, BenchmarkFailed
+from bench.reconcile_census import NOW, expected_census, write_holds
 from bench.reconcile_replay import ScanReplay, page_count
 from bench.reconcile_report import report_results
 from bench.reconcile_setup import (
@@ -81,7 +85,7 @@ def put_resident_objects(s3: Any, bucket: str, world: World) -> int:
     return len(segments)
 
 
-def check_run(world: World, result: dict[str, Any]) -> list[str]:
+def check_run(world: World, result: dict[str, Any], census: tuple[int, int]) -> list[str]:
     report = result["report"]
     expected = world.expected_repairs()
     differing = {tuple(sorted(p.items())) for p in result["differing"]}
@@ -96,6 +100,11 @@ def check_run(world: World, result: dict[str, Any]) -> list[str]:
         ("entries added", report["entries_added"], expected["added"]),
         ("entries removed", report["entries_removed"], expected["removed"]),
         ("entries fixed", report["entries_fixed"], 0),
+        (
+            "past retention: held, overdue",
+            (report["past_retention_held"], report["past_retention_overdue"]),
+            census,
+        ),
     ]
     return [
         f"{name}: {found!r}, expected {want!r}" for name, found, want in checks if found != want
@@ -142,6 +151,9 @@ def measure_world(
     admin = boto3.client("dynamodb", endpoint_url=dynamodb.endpoint, region_name=REGION)
     table = f"bench-reconcile-{rows}-{uuid.uuid4().hex[:6]}"
     create_tables(admin, table)
+    holds_table = f"{table}-holds"
+    write_holds(admin, holds_table)
+    census = expected_census(world)
     real = real_dynamodb(rows)
     began = time.perf_counter()
     if real:
@@ -166,6 +178,7 @@ def measure_world(
     runs: list[Run] = []
     with ExitStack() as stack:
         stack.callback(admin.delete_table, TableName=table)
+        stack.callback(admin.delete_table, TableName=holds_table)
         endpoint = dynamodb.endpoint
         if not real:
             replay = ScanReplay(dynamodb.endpoint, table, world.read_model_items)
@@ -176,9 +189,17 @@ def measure_world(
             restore_drift(admin, dynamodb.endpoint, table, world)
             result = run_child(
                 "reconcile",
-                {**common, "dynamodb_endpoint": endpoint, "table": table, "bucket": bucket},
+                {
+                    **common,
+                    "dynamodb_endpoint": endpoint,
+                    "streams_endpoint": dynamodb.endpoint,
+                    "table": table,
+                    "holds_table": holds_table,
+                    "now": NOW.timestamp(),
+                    "bucket": bucket,
+                },
             )
-            failures = check_run(world, result) + repaired_problems(admin, table, world)
+            failures = check_run(world, result, census) + repaired_problems(admin, table, world)
             if failures:
                 raise BenchmarkFailed(f"{fmt}, {rows:,} rows: " + "; ".join(failures))
             scans = result["dynamodb"].get("Scan", 0)

@@ -133,6 +133,44 @@ class RequestCounter:
         return dict(self.calls)
 
 
+def fresh_changes(handle: Any, since_s: float) -> Any:
+    """``handle`` given only the stream records written from ``since_s`` on: the bench
+    loaded the read model (its aggregates included) before this process started, so
+    those records are not changes the consumer still owes."""
+
+    def handler(event: dict[str, Any]) -> dict[str, Any]:
+        records = [r for r in event["Records"] if _created_s(r["dynamodb"]) >= since_s]
+        answer: dict[str, Any] = handle({"Records": records}) if records else {}
+        return answer or {"batchItemFailures": []}
+
+    return handler
+
+
+def _created_s(stream: dict[str, Any]) -> float:
+    created = stream.get("ApproximateCreationDateTime", 0)
+    return float(created.timestamp() if hasattr(created, "timestamp") else created)
+
+
+def stream_pump(args: dict[str, Any], since_s: float) -> Any:
+    """What the barrier waits on: the read model's stream delivered to the consumer here
+    (deployed, Lambda delivers it), from the bench's own endpoint (the replay forwards
+    no stream requests)."""
+    import boto3
+
+    from video_index.local.streams import StreamEventSource
+    from worlds.aggregation import Aggregation, streams_client
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=args["streams_endpoint"])
+    aggregation = Aggregation(dynamodb, args["table"])
+    source = StreamEventSource(
+        dynamodb,
+        streams_client(dynamodb),
+        args["table"],
+        fresh_changes(aggregation.aggregator.handle, since_s),
+    )
+    return source.drain
+
+
 def _counted_ops(args: dict[str, Any]) -> tuple[Any, Any, RequestCounter, RequestCounter]:
     """The product's ops on the benchmark's endpoints, each client's requests counted:
     (ops, settings, DynamoDB requests, S3 requests)."""
@@ -149,8 +187,14 @@ def _counted_ops(args: dict[str, Any]) -> tuple[Any, Any, RequestCounter, Reques
     s3 = boto3.client("s3", endpoint_url=args["s3_endpoint"], config=S3_CONFIG)
     dynamodb_calls = RequestCounter(dynamodb, "dynamodb")
     s3_calls = RequestCounter(s3, "s3")
-    settings = Settings(bucket=args["bucket"], table=args["table"])
-    ops = build_ops(settings, Clients(dynamodb=dynamodb, s3=s3, sqs=None))
+    settings = Settings(bucket=args["bucket"], table=args["table"], holds_table=args["holds_table"])
+    now_s = float(args["now"])
+    ops = build_ops(
+        settings,
+        Clients(dynamodb=dynamodb, s3=s3, sqs=None),
+        pump=stream_pump(args, time.time()),
+        clock=lambda: now_s,
+    )
     return ops, settings, dynamodb_calls, s3_calls
 
 

@@ -9,7 +9,8 @@ endpoint in front of DynamoDB Local:
   items of the whole read model (:meth:`World.read_model_items`), cut into pages by
   DynamoDB's rule (a page ends once 1 MB of items has been read; item sizes by
   :func:`bench.capacity.item_size`), honouring the ``begins_with(pk, :prefix)``
-  filter reconcile sends and returning ``LastEvaluatedKey``/``ConsumedCapacity``;
+  filter reconcile sends and its ``ProjectionExpression`` of top-level names, and
+  returning ``LastEvaluatedKey``/``ConsumedCapacity`` (of the whole items, as DynamoDB);
 * every other request (GetItem, Query, TransactWriteItems, UpdateItem, PutItem, ...)
   is forwarded unchanged to DynamoDB Local, which holds the same items for the
   partitions reconcile reads and repairs.
@@ -141,6 +142,9 @@ class ScanReplay:
                 break
         else:
             last = None  # the table is exhausted: no LastEvaluatedKey
+        kept = _projection(request)
+        if kept is not None:  # only the attributes asked for; the read units stay whole
+            found = [{name: v for name, v in item.items() if name in kept} for item in found]
         page: dict[str, Any] = {"Items": found, "Count": len(found), "ScannedCount": scanned}
         if last is not None:
             page["LastEvaluatedKey"] = {"pk": last["pk"], "sk": last["sk"]}
@@ -230,6 +234,15 @@ def _filter(request: dict[str, Any]) -> Callable[[WireItem], bool] | None:
         return "S" in field and str(field["S"]).startswith(prefix)
 
     return matches
+
+
+def _projection(request: dict[str, Any]) -> set[str] | None:
+    """The attribute names a ``ProjectionExpression`` of top-level names asks for."""
+    expression = request.get("ProjectionExpression")
+    if expression is None:
+        return None
+    names = request.get("ExpressionAttributeNames", {})
+    return {names.get(part.strip(), part.strip()) for part in str(expression).split(",")}
 
 
 def _error(code: str, message: str) -> bytes:

@@ -214,6 +214,12 @@ def _notes(runs: list[Run], worlds: list[dict[str, Any]]) -> list[str]:
         "bench checks that exactly those 6 differed and are now the projection of S3. "
         f"Reports: CSV gzip and Parquet (Snappy), {ROWS_PER_FILE:,} rows per data file "
         "(more files for more rows, as AWS splits reports), rows day-major.",
+        "Reconcile runs as deployed: with a holds table (three holds, one released) and the "
+        "census judged at 2026-12-06 03:17, five days after the report, as when the "
+        "retention job has stopped for five days (a sixth of the rows past retention, most "
+        "of them overdue); the report's held and overdue counts are checked against the "
+        "world's own (bench/reconcile_census.py). The mend's barrier gets the table's stream "
+        "delivered to the consumer.",
         "S3 is moto in server mode (ThreadedMotoServer in the bench process) so that the "
         "measured processes reach the same bucket. The bucket holds real objects only for the "
         "6 drifted partitions and the day before each: reconcile LISTs and HEADs only the "

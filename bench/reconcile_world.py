@@ -175,13 +175,16 @@ def segment_item(seg: Segment) -> WireItem:
 
 
 def bucket_item(device: str, sk: str, figures: dict[str, int]) -> WireItem:
+    """A bucket item as the stream consumer leaves it: its figures and a version ``v`` (the
+    consumer and the mender write it back only at the version they read)."""
     item: WireItem = {"pk": {"S": f"g{GENERATION}#bkt#{device}"}, "sk": {"S": sk}}
     item.update({name: {"N": str(value)} for name, value in sorted(figures.items())})
+    item["v"] = {"N": "1"}
     return item
 
 
 def device_item(device: str) -> WireItem:
-    return {"pk": {"S": f"g{GENERATION}#devices"}, "sk": {"S": device}}
+    return {"pk": {"S": f"g{GENERATION}#devices"}, "sk": {"S": device}, "v": {"N": "1"}}
 
 
 @dataclass(frozen=True)

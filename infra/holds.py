@@ -42,6 +42,8 @@ HOLDS_ACTIONS: Final = {
 SCHEDULE: Final = events.Schedule.cron(minute="0", hour="3")
 #: Long enough for a fleet's expired day: a run that times out is finished by the next.
 JOB_TIMEOUT: Final = Duration.minutes(15)
+#: Memory of the retention job (the cost bench bills its measured time at this size).
+RETENTION_MEMORY_MB: Final = 512
 
 
 class Holds(Construct):
@@ -65,7 +67,7 @@ class Holds(Construct):
             spec=RETENTION,
             description="video-index retention: expired footage no hold covers, deleted daily",
             timeout=JOB_TIMEOUT,
-            memory_size=512,
+            memory_size=RETENTION_MEMORY_MB,
         )
         self.role = job.role
         self.function = job.function

@@ -28,11 +28,13 @@ from infra.wiring import Wiring
 from video_index.core.contract import ENV_DLQ_URL, INDEXED_PREFIX, RENDITIONS_PREFIX
 from video_index.core.functions import INGEST, Access
 
-#: S3 events that change the set of objects under ``v1/`` (docs/ingest.md).
+#: S3 events that change the set of objects under ``v1/`` (docs/ingest.md; the same list
+#: as ``video_index.core.queue_settings.NOTIFIED_EVENTS``, which says why lifecycle's
+#: version deletions are left out).
 NOTIFIED_EVENTS: Final = (
     s3.EventType.OBJECT_CREATED,
     s3.EventType.OBJECT_REMOVED,
-    s3.EventType.LIFECYCLE_EXPIRATION,
+    s3.EventType.LIFECYCLE_EXPIRATION_DELETE_MARKER_CREATED,
 )
 
 #: Construct id CDK gives the stack-wide singleton Lambda behind Custom::S3BucketNotifications.

@@ -87,6 +87,33 @@ def test_a_delete_delivered_before_its_create_wins(world: World) -> None:
     assert world.outcomes() == {Outcome.STALE: 1}
 
 
+def test_a_removal_reads_its_item_and_writes_once(world: World) -> None:
+    # Given an indexed key, and every DynamoDB call the store makes from now on
+    world.deliver(created("01"))
+    calls: list[tuple[str, int]] = []
+    world.dynamodb.meta.events.register(
+        "after-call.dynamodb",
+        lambda model, http_response, **_: calls.append((model.name, http_response.status_code)),
+    )
+    # When its delete marker's event arrives
+    world.deliver(removed("02"))
+    # Then ingest read the item once (the generations and the segment) and wrote its
+    # tombstone with one conditional put that held: no failed write (a write unit) first
+    made = list(calls)
+    assert [name for name, _ in made] == ["GetItem", "GetItem", "PutItem"]
+    assert all(status == 200 for _, status in made)
+    assert world.outcomes() == {Outcome.APPLIED: 1}
+    assert world.segment() is None
+    # And a create of a new key still writes without reading it first
+    calls.clear()
+    world.deliver(
+        ev.s3_record(
+            KEY.replace("3f9a1c2e7b4d5a60", "3f9a1c2e7b4d5a61"), size=5, etag="bb", sequencer="03"
+        )
+    )
+    assert [name for name, _ in calls] == ["GetItem", "PutItem"]
+
+
 def test_sequencers_compare_after_right_padding() -> None:
     # Given S3's rule: pad the shorter with zeros, then compare as strings
     short, long_ = normalize_sequencer("0A1B"), normalize_sequencer("0A1B01")

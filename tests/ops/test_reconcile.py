@@ -25,7 +25,7 @@ from video_index.ops.reconcile import Reconciler
 from video_index.ops.report import ReconcileRefused
 from worlds import events as ev
 from worlds.aggregation import Aggregation
-from worlds.read_model_view import differences, scan_items, view
+from worlds.read_model_view import FIGURE, differences, scan_items, view
 from worlds.reference_projection import list_bucket, project, with_aggregates
 
 _ser = TypeSerializer().serialize
@@ -103,8 +103,19 @@ def corrupt(dynamodb: Any, table: str, rng: random.Random) -> None:
             },
         )
     bent = _bend_buckets(dynamodb, table, rng)
-    damaged = {_device_kind(item) for item in lost} | bent | {("cam-a", "video")}
+    # A lost item damages its partition when it held something: a segment, or a bucket
+    # with figures or coverage (a bucket emptied by deletions is no partition of P(S3)).
+    damaged = {_device_kind(item) for item in lost if _holds_something(item)}
+    damaged |= bent | {("cam-a", "video")}
     _bend_totals(dynamodb, table, damaged, rng)
+
+
+def _holds_something(item: dict[str, Any]) -> bool:
+    """A segment item, or a bucket item with a figure or coverage (worlds/read_model_view)."""
+    if item["pk"].startswith("g1#seg#"):
+        return True
+    figures = [v for name, v in item.items() if FIGURE.match(name)]
+    return bool(item.get("r")) or any(int(v) != 0 for v in figures)
 
 
 def _device_kind(item: dict[str, Any]) -> tuple[str, str]:

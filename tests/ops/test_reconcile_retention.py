@@ -14,7 +14,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.tables import TableFactory
 from video_index.aws.clients import Clients
@@ -23,6 +26,8 @@ from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
 from video_index.core.table_schema import holds_table_definition
 from video_index.holds.service import Holds
+from video_index.ops import columnar
+from video_index.ops.retention_census import RetentionCensus
 from video_index.ops.service import Ops, build_ops
 from worlds import events as ev
 from worlds.aggregation import Aggregation
@@ -160,3 +165,102 @@ def test_the_in_process_reconciler_counts_the_same(world: tuple[Ops, dict[str, s
     report = ops.reconciler.run(ops.segments.list("v1/"), source="list")
     assert report.past_retention_held == sum(v == "held" for v in expected.values())
     assert report.past_retention_overdue == sum(v == "overdue" for v in expected.values())
+
+
+# -- the column-wise census against the rule, row by row ---------------------------------
+
+DEVICES = ("cam-a", "cam-b", "cam-c", "cam-d")
+DAY_MS = 86_400_000
+
+
+@st.composite
+def census_world(draw: st.DrawFn) -> tuple[list[tuple[str, int, int]], dict[str, list[Any]]]:
+    """Video segments (device, start ms, duration ms) around the retention boundary and
+    some devices' hold windows (from ms, to ms) whose edges are often a segment's own
+    (a window ending where a segment starts holds it not; one ending a millisecond
+    after does)."""
+    boundary = _ms(NOW - timedelta(days=RETENTION["video"]))
+    hours = st.integers(-4 * 24, 24).map(lambda h: boundary + h * 3_600_000)
+    segments = draw(
+        st.lists(
+            st.tuples(st.sampled_from(DEVICES), hours, st.sampled_from([1, 60_000, 3_600_000])),
+            max_size=60,
+        )
+    )
+    edges = sorted({s for _, s, _ in segments} | {s + n for _, s, n in segments})
+    edge = (st.sampled_from(edges) if edges else hours).flatmap(
+        lambda e: st.sampled_from([e - 1, e, e + 1])
+    )
+    windows = draw(
+        st.lists(st.tuples(st.sampled_from(DEVICES), edge, edge), max_size=6).map(
+            lambda found: [(d, min(a, b), max(a, b) + 1) for d, a, b in found]
+        )
+    )
+    holds: dict[str, list[Any]] = {}
+    for device, from_ms, to_ms in windows:
+        holds.setdefault(device, []).append((from_ms, to_ms))
+    return segments, holds
+
+
+@settings(max_examples=80, deadline=None)
+@given(census_world())
+def test_the_column_wise_census_counts_what_the_rule_says_row_by_row(
+    world: tuple[list[tuple[str, int, int]], dict[str, list[Any]]],
+) -> None:
+    segments, holds = world
+    keys = [
+        str(
+            format_key(
+                SegmentKey(
+                    kind="video",
+                    device=device,
+                    start=datetime.fromtimestamp(start / 1000, UTC),
+                    duration_ms=duration,
+                    id=segment_id(
+                        "video",
+                        device,
+                        datetime.fromtimestamp(start / 1000, UTC),
+                        duration,
+                        f"{i}".encode(),
+                    ),
+                    ext="mp4",
+                )
+            )
+        )
+        for i, (device, start, duration) in enumerate(segments)
+    ]
+    reads: list[str] = []
+
+    def held(device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+        reads.append(device)
+        return list(holds.get(device, []))
+
+    # Given a census at NOW over the segments, holds read through a counting reader
+    census = RetentionCensus(held, _ms(NOW), RETENTION)
+    # When the keys are fingerprinted column-wise with the census
+    _, counts = columnar.fingerprint_keys(
+        pa.array(keys, pa.string()), [1] * len(keys), census=census
+    )
+    counts.retention.add(census.settle())  # the rows set aside, judged (end of a unit)
+    # Then held and overdue are what the rule gives, worked out here segment by segment:
+    # past retention when it ended by NOW - 30 days; held when its [start, end) overlaps a
+    # window of its device; overdue when not held and it ended two days before that
+    cutoff = _ms(NOW - timedelta(days=RETENTION["video"]))
+    expect_held, expect_overdue = 0, []
+    for key, (device, start, duration) in zip(keys, segments, strict=True):
+        end = start + duration
+        if end > cutoff:
+            continue
+        if any(start < to and end > frm for frm, to in holds.get(device, [])):
+            expect_held += 1
+        elif end <= cutoff - 2 * DAY_MS:
+            expect_overdue.append(key)
+    assert counts.retention.held == expect_held
+    assert counts.retention.overdue == len(expect_overdue)
+    # And the samples are overdue keys, all of them when they fit (keys are parsed
+    # grouped by layout, so which ten is not the input's order)
+    samples = counts.retention.overdue_samples
+    assert len(samples) == min(10, len(expect_overdue))
+    assert set(samples) <= set(expect_overdue)
+    # And each device's holds were read at most once
+    assert len(reads) == len(set(reads))

@@ -12,7 +12,7 @@ know what they asked for; :meth:`DynamoTable.conditional` turns it into
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -102,6 +102,12 @@ def wire(attributes: dict[str, Any]) -> dict[str, Any]:
 
 def wire_value(value: Any) -> Any:
     return _serialize(value)
+
+
+def projection(attributes: Iterable[str]) -> dict[str, Any]:
+    """``ProjectionExpression`` and its names for these top-level attributes (each once)."""
+    names = {f"#a{i}": name for i, name in enumerate(dict.fromkeys(attributes))}
+    return {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
 
 
 def plain(item: dict[str, Any]) -> dict[str, Any]:

@@ -26,10 +26,15 @@ QUEUE_RETENTION_DAYS: Final = 4
 #: inspected and redriven long after the failure.
 DLQ_RETENTION_DAYS: Final = 14
 #: S3 events that change the set of objects under ``v1/`` (docs/ingest.md), as S3 spells them.
+#: Of lifecycle's, only the delete marker it creates when it expires a current version:
+#: in a versioned bucket (the stack's always is) ``s3:LifecycleExpiration:Delete`` reports
+#: a *version* permanently deleted (the undelete window's noncurrent versions, expired
+#: delete markers), which never changes what a key currently holds, so the read model
+#: has nothing to learn from it; each one cost a message, a HEAD, a read and a write.
 NOTIFIED_EVENTS: Final = (
     "s3:ObjectCreated:*",
     "s3:ObjectRemoved:*",
-    "s3:LifecycleExpiration:*",
+    "s3:LifecycleExpiration:DeleteMarkerCreated",
 )
 
 

@@ -214,9 +214,11 @@ class Ingestor:
         desired: ObjectState,
         version_id: str | None = None,
     ) -> Outcome:
-        # Optimistic first attempt: most events are a first upload of a new key, so
-        # assume no item and let a failed condition hand back the real one.
-        current: SegmentRecord | None = None
+        # A create is most often a first upload of a new key: assume no item and let a
+        # failed condition hand back the real one. A removal is most often of a key the
+        # read model holds: read it first (a read unit, where a failed conditional write
+        # would cost a write unit and the write after it another).
+        current = None if desired.present else self._store.get_segment(generation, segment)
         for _ in range(MAX_ATTEMPTS):
             if current is not None and current.observed:
                 return self._apply_observed(generation, segment, seq)

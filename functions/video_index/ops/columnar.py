@@ -96,8 +96,8 @@ def fingerprint_keys(
     keys: Any, sizes: Any | None, *, side: int = EXPECTED, census: RetentionCensus | None = None
 ) -> tuple[Any, KeyCounts]:
     """(partial, counts) of a batch of present objects: ``keys`` an Arrow string array
-    without nulls, ``sizes`` integers (null or absent: 0); with a ``census``, the counts
-    say which objects are past retention, held or overdue."""
+    without nulls, ``sizes`` integers (null or absent: 0); with a ``census``, the objects
+    past retention are set aside for it (its ``settle`` counts them, held or overdue)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -146,7 +146,7 @@ def fingerprint_keys(
     is_video = parsed.kind == 0
     end_ms = start_ms + duration
     if census is not None:
-        observe_batch(census, keys, parsed, end_ms, counts.retention)
+        observe_batch(census, keys, parsed, end_ms)
     days = np.floor_divide(start_ms, DAY_MS)
     first_boundary = start_ms - np.mod(start_ms, QUARTER_MS) + QUARTER_MS
     day_end = (days + 1) * DAY_MS

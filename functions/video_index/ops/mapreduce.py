@@ -39,6 +39,9 @@ from video_index.ops.retention_census import CensusCounts, RetentionCensus
 
 #: Rows fingerprinted at a time from a listing or a Scan.
 BATCH_ROWS: Final = 65_536
+#: What the read model's fingerprint reads of each item (the Scan returns nothing else:
+#: the same read units, a third of the attributes to parse).
+SCANNED: Final = ("pk", "sk", "present", "size", *FIGURES, "h")
 #: Merge a unit's partials every so many batches (bounded memory).
 MERGE_EVERY: Final = 16
 #: Local workers of the in-process path (the CLI, ``video-index local``).
@@ -137,6 +140,8 @@ def run_unit(context: MapContext, unit: FingerprintUnit, run: UnitBatchInput) ->
     for listing in listings:
         for partial, seen in fingerprint_objects(listing, census=context.census):
             add(partial, seen)
+    if context.census is not None:  # the expired rows set aside, judged now
+        counts.retention.add(context.census.settle())
     if unit.scan is not None:
         if run.generation is None:
             raise ValueError("a Scan unit needs the run's generation")
@@ -199,7 +204,7 @@ def read_model_partial(
     sizes: list[int] = []
     items = 0
     for item in store.scan_prefix(
-        generation_prefix(generation), segment=segment, segments=segments
+        generation_prefix(generation), segment=segment, segments=segments, attributes=SCANNED
     ):
         items += 1
         pk, sk = str(item["pk"]), str(item["sk"])

@@ -156,6 +156,8 @@ class Reconciler:
             seen.add(counts)
             if len(partials) >= MERGE_EVERY:
                 partials = [merge(partials)]
+        if census is not None:
+            seen.retention.add(census.settle())
         partials.append(read_model_partial(self._store, report.generation)[0])
         comparison = compare(merge(partials))
         decide(
