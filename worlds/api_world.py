@@ -32,6 +32,8 @@ from worlds.aggregation import Aggregation
 from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+#: How long after its end a world's camera's file reaches S3, unless a test says otherwise.
+UPLOAD_DELAY = timedelta(seconds=1)
 #: The access policy of the world's deployment: the default one (a JWT names its own
 #: devices, an unscoped caller sees none), with the account's IAM users (the sample event's
 #: ``user/viewer``, API Gateway's own example) and role sessions mapped to every camera, as
@@ -67,11 +69,14 @@ class ApiWorld:
         size: int = 100,
         media: ContainerName | None = None,
         notify: bool = True,
+        received: datetime | None = None,
     ) -> SegmentKey:
         """Upload an object; with ``notify`` its S3 event is ingested too.
 
         The body is ``size`` filler bytes, or with ``media`` ("ts" or "fmp4") a real,
-        playable video of its own size (``size`` is then ignored)."""
+        playable video of its own size (``size`` is then ignored). Its event says S3
+        received it at ``received``: by default :data:`UPLOAD_DELAY` after its end, a
+        camera whose clock agrees with S3's uploading each file once it is done."""
         tag = f"{device}{start}{duration_ms}".encode()
         body = hashlib.sha256(tag).digest()[:1] * size
         ext = "mp4" if kind == "video" else "json"
@@ -93,6 +98,7 @@ class ApiWorld:
                     size=len(body),
                     etag=etag.strip('"'),
                     sequencer=f"{next(self.sequencer):X}",
+                    event_time=received or segment.end + UPLOAD_DELAY,
                 )
             )
         return segment
@@ -228,6 +234,7 @@ def address(segment: SegmentKey, device: str | None = None) -> str:
 
 __all__ = [
     "NOW",
+    "UPLOAD_DELAY",
     "WORLD_POLICY",
     "ApiWorld",
     "address",

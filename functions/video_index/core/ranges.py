@@ -51,3 +51,36 @@ def add_runs(
     """Stored runs (flattened) with intervals added: a union, so adding twice is adding
     once. Removing needs the remaining intervals (recompute with :func:`merge_ranges`)."""
     return flatten(merge_ranges([*unflatten(stored), *added], gap_tolerance_ms))
+
+
+def intersections(runs: Iterable[tuple[int, int]], piece: tuple[int, int]) -> list[tuple[int, int]]:
+    """The parts of ``piece`` that ``runs`` already cover (positive lengths only)."""
+    start, end = piece
+    return [(max(s, start), min(e, end)) for s, e in runs if max(s, start) < min(e, end)]
+
+
+def add_covering(
+    stored_runs: Iterable[int],
+    stored_overlaps: Iterable[int],
+    pieces: Iterable[tuple[int, int]],
+    gap_tolerance_ms: int,
+) -> tuple[list[int], list[int]]:
+    """Coverage and overlaps (flattened) with ``pieces`` added one after the other.
+
+    A piece's overlap is what the coverage held before it already covered, kept when
+    longer than the tolerance: two files on the same moments (a clock that jumped back),
+    not the few frames neighbouring files may share, nor a gap the tolerance bridged.
+    """
+    runs = unflatten(stored_runs)
+    overlaps = unflatten(stored_overlaps)
+    for piece in pieces:
+        overlaps += [(s, e) for s, e in intersections(runs, piece) if e - s > gap_tolerance_ms]
+        runs = merge_ranges([*runs, piece], gap_tolerance_ms)
+    return flatten(runs), flatten(merge_ranges(overlaps, 0))
+
+
+def covering(
+    pieces: Iterable[tuple[int, int]], gap_tolerance_ms: int
+) -> tuple[list[int], list[int]]:
+    """Coverage and overlaps of ``pieces`` counted afresh (in start order)."""
+    return add_covering((), (), sorted(pieces), gap_tolerance_ms)

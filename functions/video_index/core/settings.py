@@ -7,9 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
@@ -82,6 +84,9 @@ class Settings:
     holds_table: str | None = None
     #: The secret the API's page cursors are sealed with (docs/api.md#pages-and-cursors).
     cursor_key_secret: str | None = None
+    #: How far a file may end after S3 received it before its camera's clock is ahead
+    #: (docs/operations.md#camera-clocks).
+    clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
 
     @classmethod
     def from_env(
@@ -124,6 +129,9 @@ class Settings:
             ),
             holds_table=env.get(ENV_HOLDS_TABLE) or None,
             cursor_key_secret=env.get(ENV_CURSOR_KEY_SECRET) or None,
+            clock_tolerance_seconds=_int(
+                env, ENV_CLOCK_TOLERANCE_SECONDS, DEFAULT_CLOCK_TOLERANCE_SECONDS
+            ),
         )
 
 
