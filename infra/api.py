@@ -46,6 +46,7 @@ from video_index.core.contract import (
     CORS_MAX_AGE_SECONDS,
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
     ENV_EXPORT_QUEUE_URL,
     ENV_FRESH_WINDOW_SECONDS,
@@ -319,6 +320,7 @@ class QueryApi(Construct):
                 ENV_MAX_EXPORT_BYTES: str(settings.max_export_bytes),
                 ENV_SILENT_AFTER_SECONDS: json.dumps(settings.silent_after_seconds),
                 ENV_RETENTION_DAYS: json.dumps(settings.retention_days),
+                ENV_CLOCK_TOLERANCE_SECONDS: str(settings.clock_tolerance_seconds),
                 ENV_CURSOR_KEY_SECRET: self.cursor_key.secret.secret_arn,
                 **viewer_environment(settings, bucket, Stack.of(self).region),
                 **(

@@ -24,8 +24,10 @@ from infra.settings import StackSettings
 from video_index.core.contract import (
     AGGREGATE_SERVICE_NAME,
     AGGREGATION_LAG_METRIC,
+    CLOCK_AHEAD_METRIC,
     DELETION_JOBS_FAILED_METRIC,
     DELETION_SERVICE_NAME,
+    INGEST_SERVICE_NAME,
     METRICS_NAMESPACE,
     PARTITIONS_REPAIRED_METRIC,
     RECONCILE_SERVICE_NAME,
@@ -69,8 +71,8 @@ class AlarmTopic(Construct):
 
 class Monitoring(Construct):
     """The alarm topic and every alarm: ingest falling behind or failing, aggregation
-    lagging or failing, a deletion job failing, reconcile finding drift, an ops execution
-    failing."""
+    lagging or failing, a deletion job failing, a camera clock ahead, reconcile finding
+    drift, an ops execution failing."""
 
     def __init__(
         self,
@@ -168,6 +170,22 @@ class Monitoring(Construct):
                 statistic="Sum",
                 period=Duration.minutes(5),
             ),
+        )
+        tolerance = settings.clock_tolerance_seconds
+        self.clock_ahead_alarm = self._alarm(
+            "ClockAhead",
+            f"A camera's file ended, by its key, more than {tolerance} s after S3 received it: "
+            "its clock runs ahead (a late upload cannot do this), so its footage is filed at "
+            "the wrong moments. `video-index status` and GET /devices/{d} name the camera "
+            "and how far ahead; fix its time source (NTP).",
+            cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=CLOCK_AHEAD_METRIC,
+                dimensions_map={"service": INGEST_SERVICE_NAME},
+                statistic="Maximum",
+                period=Duration.minutes(5),
+            ),
+            threshold=tolerance,
         )
         self.reconcile_failed_alarm = self._alarm(
             "ReconcileFailed",
