@@ -176,9 +176,13 @@ def make_world(
     *,
     annotations_table: str | None = None,
     aggregate: bool = True,
+    deletions_table: str | None = None,
+    holds_table: str | None = None,
 ) -> ApiWorld:
     """A world on ``table``. ``aggregate=False`` for a read model loaded with its
-    aggregates already (the consumer would add the loaded segments' records again)."""
+    aggregates already (the consumer would add the loaded segments' records again).
+    With a deletions or holds table (created on ``dynamodb`` by the caller), the API
+    records requests and holds there, and its ranges answer reads them (docs/api.md#gaps)."""
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
     secrets = boto3.client("secretsmanager")
@@ -187,6 +191,8 @@ def make_world(
         table=table,
         annotations_table=annotations_table,
         cursor_key_secret=cursor_key_secret(secrets),
+        deletions_table=deletions_table,
+        holds_table=holds_table,
     )
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets)
     services = build_api_services(settings, clients, clock=now.timestamp)

@@ -110,7 +110,9 @@ def build_api_services(
         retention_days=settings.retention_days,
         clock_tolerance_ms=settings.clock_tolerance_seconds * 1000,
     )
-    deletions = build_deletion_jobs(settings, clients) if settings.deletions_table else None
+    deletions = (
+        build_deletion_jobs(settings, clients, clock=clock) if settings.deletions_table else None
+    )
     holds = build_holds(settings, clients, clock)
     return ApiServices(
         queries=queries,
