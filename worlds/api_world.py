@@ -70,14 +70,16 @@ class ApiWorld:
         media: ContainerName | None = None,
         notify: bool = True,
         received: datetime | None = None,
+        label: str = "",
     ) -> SegmentKey:
         """Upload an object; with ``notify`` its S3 event is ingested too.
 
         The body is ``size`` filler bytes, or with ``media`` ("ts" or "fmp4") a real,
         playable video of its own size (``size`` is then ignored). Its event says S3
         received it at ``received``: by default :data:`UPLOAD_DELAY` after its end, a
-        camera whose clock agrees with S3's uploading each file once it is done."""
-        tag = f"{device}{start}{duration_ms}".encode()
+        camera whose clock agrees with S3's uploading each file once it is done. ``label``
+        makes the content (hence the id and key) differ from another upload of the moment."""
+        tag = f"{device}{start}{duration_ms}{label}".encode()
         body = hashlib.sha256(tag).digest()[:1] * size
         ext = "mp4" if kind == "video" else "json"
         if media is not None:

@@ -67,14 +67,17 @@ def add_covering(
 ) -> tuple[list[int], list[int]]:
     """Coverage and overlaps (flattened) with ``pieces`` added one after the other.
 
-    A piece's overlap is what the coverage held before it already covered, kept when
-    longer than the tolerance: two files on the same moments (a clock that jumped back),
-    not the few frames neighbouring files may share, nor a gap the tolerance bridged.
+    A piece's overlap is what the coverage held before it already covered, kept when it
+    is longer than the tolerance or the whole piece: two files on the same moments (a
+    clock that jumped back), not the few frames neighbouring files may share, nor a gap
+    the tolerance bridged.
     """
     runs = unflatten(stored_runs)
     overlaps = unflatten(stored_overlaps)
     for piece in pieces:
-        overlaps += [(s, e) for s, e in intersections(runs, piece) if e - s > gap_tolerance_ms]
+        met = intersections(runs, piece)
+        if sum(e - s for s, e in met) > min(gap_tolerance_ms, piece[1] - piece[0] - 1):
+            overlaps += met
         runs = merge_ranges([*runs, piece], gap_tolerance_ms)
     return flatten(runs), flatten(merge_ranges(overlaps, 0))
 

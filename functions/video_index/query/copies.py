@@ -2,9 +2,9 @@
 
 A camera whose clock jumps back (a reboot without a time source, a wrong NTP answer)
 records footage under moments it already recorded: two files, two keys, both kept — each
-is a distinct truth S3 holds. A player must still play each moment once, so where files
-overlap by more than the gap tolerance one copy is played and the other set aside, file
-by file, by this rule:
+is a distinct truth S3 holds. A player must still play each moment once, so a file that
+shares more than the gap tolerance (or all of itself) with the files kept is set aside,
+file by file, by this rule:
 
 * the copy whose key **agrees with its arrival** wins: S3 received it at or after its end
   (within the clock tolerance), and the soonest after it. The footage recorded before the
@@ -64,12 +64,13 @@ def _said(entry: Entry) -> str:
 
 
 def one_copy_per_moment(entries: Iterable[Entry], tolerance_ms: int) -> Choice:
-    """Choose among overlapping files (more than ``tolerance_ms`` in common) by
+    """Choose among overlapping files (more than ``tolerance_ms``, or all of one, in common) by
     :func:`rank`; files that overlap nothing are all kept."""
     choice = Choice()
     kept = _Kept()
     for entry in sorted(entries, key=lambda e: rank(e, tolerance_ms)):
-        if kept.overlap(entry.start_ms, entry.end_ms) > tolerance_ms:
+        length = entry.end_ms - entry.start_ms
+        if kept.overlap(entry.start_ms, entry.end_ms) > min(tolerance_ms, length - 1):
             choice.set_aside.append((entry, kept.owner(entry.start_ms, entry.end_ms)))
         else:
             kept.add(entry)

@@ -106,7 +106,11 @@ class CoverageRead:
         return spans
 
     def result(self, ranges: list[Span]) -> Coverage:
-        return Coverage(ranges, merge_ranges(self.overlaps, 0), self.file_ms)
+        """The ranges, with the overlaps longer than the tolerance (a file at an hour's edge
+        may leave a sliver of a few frames in the next hour's ``o``)."""
+        overlaps = merge_ranges(self.overlaps, 0)
+        longer = [(s, e) for s, e in overlaps if e - s > self.gap_tolerance_ms]
+        return Coverage(ranges, longer, self.file_ms)
 
 
 def hour_floor(epoch_ms: int) -> int:
