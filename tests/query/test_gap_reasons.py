@@ -23,9 +23,14 @@ from zoneinfo import ZoneInfo
 
 import boto3
 import pytest
+from moto import mock_aws
 
 from video_index.core.keys import SegmentKey, segment_id
-from video_index.core.table_schema import deletions_table_definition, holds_table_definition
+from video_index.core.table_schema import (
+    create_tables,
+    deletions_table_definition,
+    holds_table_definition,
+)
 from worlds import events as ev
 from worlds.api_world import ApiWorld, iso, make_world
 
@@ -113,12 +118,8 @@ def upload(world: ApiWorld, segments: list[SegmentKey]) -> None:
 
 @pytest.fixture(scope="module")
 def day_world() -> Any:
-    from moto import mock_aws
-
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        from video_index.core.table_schema import create_tables
-
         create_tables(dynamodb, "read-model")
         dynamodb.create_table(**deletions_table_definition("deletions"))
         dynamodb.create_table(**holds_table_definition("holds"))

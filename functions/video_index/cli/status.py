@@ -226,7 +226,19 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
             style="yellow" if silent else "",
         ),
     )
-    clocks = status.get("clocks") or {}
+    _clock_rows(table, status.get("clocks") or {})
+    for job, executions in (status.get("executions") or {}).items():
+        table.add_row(f"{job} executions", _executions_text(executions))
+    for problem in status.get("problems", []):
+        table.add_row("problem", Text(problem, style="bold red"))
+    for error in status["errors"]:
+        table.add_row("error", Text(error, style="red"))
+    console.print(table)
+
+
+def _clock_rows(table: Table, clocks: dict[str, Any]) -> None:
+    """The cameras whose clock runs ahead, and the largest upload delays
+    (docs/operations.md#camera-clocks)."""
     ahead, late = clocks.get("ahead") or [], clocks.get("upload_delay") or []
     table.add_row(
         "clocks ahead",
@@ -244,13 +256,6 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
             or "none",
         ),
     )
-    for job, executions in (status.get("executions") or {}).items():
-        table.add_row(f"{job} executions", _executions_text(executions))
-    for problem in status.get("problems", []):
-        table.add_row("problem", Text(problem, style="bold red"))
-    for error in status["errors"]:
-        table.add_row("error", Text(error, style="red"))
-    console.print(table)
 
 
 def _executions_text(executions: dict[str, Any]) -> Text:

@@ -11,8 +11,8 @@ it (docs/api.md#gaps gives the count):
   holds table (when a gap lies before the retention cutoff);
 * ``silent`` or ``missing``: the arrival history (``a``) of the device's buckets, one
   Query per kind (3) over the hours around the gaps left (when there are any);
-* the copies of each overlap: the overlapped files, one segment Query per MB of them
-  (when the window has overlaps).
+* the copies of each overlap: the files from the first overlap to the last, one segment
+  Query per MB of them (when the window has overlaps).
 """
 
 from __future__ import annotations
