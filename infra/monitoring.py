@@ -24,8 +24,10 @@ from infra.settings import StackSettings
 from video_index.core.contract import (
     AGGREGATE_SERVICE_NAME,
     AGGREGATION_LAG_METRIC,
+    CLOCK_AHEAD_METRIC,
     DELETION_JOBS_FAILED_METRIC,
     DELETION_SERVICE_NAME,
+    INGEST_SERVICE_NAME,
     METRICS_NAMESPACE,
     PARTITIONS_REPAIRED_METRIC,
     RECONCILE_SERVICE_NAME,
@@ -69,8 +71,8 @@ class AlarmTopic(Construct):
 
 class Monitoring(Construct):
     """The alarm topic and every alarm: ingest falling behind or failing, aggregation
-    lagging or failing, a deletion job failing, reconcile finding drift, an ops execution
-    failing."""
+    lagging or failing, a deletion job failing, a camera clock ahead, reconcile finding
+    drift, an ops execution failing."""
 
     def __init__(
         self,
@@ -98,6 +100,20 @@ class Monitoring(Construct):
         )
         self._aggregation_alarms(aggregation)
         self._job_alarms(reconcile_state_machine, rebuild_state_machine)
+        self._camera_alarms(settings)
+
+    def _camera_alarms(self, settings: StackSettings) -> None:
+        """A camera's clock running ahead (docs/operations.md#camera-clocks)."""
+        tolerance = settings.clock_tolerance_seconds
+        self.clock_ahead_alarm = self._alarm(
+            "ClockAhead",
+            f"A camera's file ended, by its key, more than {tolerance} s after S3 received it: "
+            "its clock runs ahead (a late upload cannot do this), so its footage is filed at "
+            "the wrong moments. `video-index status` and GET /devices/{d} name the camera "
+            "and how far ahead; fix its time source (NTP).",
+            _product_metric(CLOCK_AHEAD_METRIC, INGEST_SERVICE_NAME, "Maximum"),
+            threshold=tolerance,
+        )
 
     def _dead_letter_alarms(self, queues: dict[str, sqs.IQueue]) -> None:
         """One alarm per dead-letter queue holding a message."""

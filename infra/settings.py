@@ -44,6 +44,7 @@ from infra.settings_checks import (
     split_list,
     validate,
 )
+from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.keys import KINDS
 from video_index.core.settings import (
     DEFAULT_FRESH_WINDOW_SECONDS,
@@ -92,6 +93,10 @@ class StackSettings:
     silent_after_seconds_sensor: int = 900
     silent_after_seconds_analysis: int = 900
     silent_check_minutes: int = 5
+    #: Seconds a file may end, by its key, after S3 received it before its camera's clock
+    #: counts as ahead: the ClockAhead alarm's threshold and the API's ``clock.ahead``
+    #: (docs/operations.md#camera-clocks).
+    clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
     #: The undelete window: days a deleted or overwritten version stays recoverable.
     noncurrent_version_expiry_days: int = 7
     #: Days after which an unfinished multipart upload is aborted (its parts cost money).

@@ -35,6 +35,7 @@ from infra.nag import segment_objects_acknowledgment
 from infra.settings import StackSettings
 from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
+    ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
     ENV_MAX_EXPORT_BYTES,
@@ -203,6 +204,7 @@ def provide_settings(scope: IConstruct, settings: StackSettings) -> None:
         (ENV_MAX_REMOVE_SHARE, str(settings.reconcile_max_remove_share)),
         (ENV_SILENT_AFTER_SECONDS, json.dumps(dict(settings.silent_after_seconds))),
         (ENV_RETENTION_DAYS, json.dumps(dict(settings.retention_days))),
+        (ENV_CLOCK_TOLERANCE_SECONDS, str(settings.clock_tolerance_seconds)),
         (ENV_ACCESS_POLICY, settings.access_policy),
     ):
         wiring.provide_value(setting, scope, value)

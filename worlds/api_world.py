@@ -32,6 +32,8 @@ from worlds.aggregation import Aggregation
 from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+#: How long after its end a world's camera's file reaches S3, unless a test says otherwise.
+UPLOAD_DELAY = timedelta(seconds=1)
 #: The access policy of the world's deployment: the default one (a JWT names its own
 #: devices, an unscoped caller sees none), with the account's IAM users (the sample event's
 #: ``user/viewer``, API Gateway's own example) and role sessions mapped to every camera, as
@@ -67,12 +69,17 @@ class ApiWorld:
         size: int = 100,
         media: ContainerName | None = None,
         notify: bool = True,
+        received: datetime | None = None,
+        label: str = "",
     ) -> SegmentKey:
         """Upload an object; with ``notify`` its S3 event is ingested too.
 
         The body is ``size`` filler bytes, or with ``media`` ("ts" or "fmp4") a real,
-        playable video of its own size (``size`` is then ignored)."""
-        tag = f"{device}{start}{duration_ms}".encode()
+        playable video of its own size (``size`` is then ignored). Its event says S3
+        received it at ``received``: by default :data:`UPLOAD_DELAY` after its end, a
+        camera whose clock agrees with S3's uploading each file once it is done. ``label``
+        makes the content (hence the id and key) differ from another upload of the moment."""
+        tag = f"{device}{start}{duration_ms}{label}".encode()
         body = hashlib.sha256(tag).digest()[:1] * size
         ext = "mp4" if kind == "video" else "json"
         if media is not None:
@@ -93,6 +100,7 @@ class ApiWorld:
                     size=len(body),
                     etag=etag.strip('"'),
                     sequencer=f"{next(self.sequencer):X}",
+                    event_time=received or segment.end + UPLOAD_DELAY,
                 )
             )
         return segment
@@ -170,9 +178,13 @@ def make_world(
     *,
     annotations_table: str | None = None,
     aggregate: bool = True,
+    deletions_table: str | None = None,
+    holds_table: str | None = None,
 ) -> ApiWorld:
     """A world on ``table``. ``aggregate=False`` for a read model loaded with its
-    aggregates already (the consumer would add the loaded segments' records again)."""
+    aggregates already (the consumer would add the loaded segments' records again).
+    With a deletions or holds table (created on ``dynamodb`` by the caller), the API
+    records requests and holds there, and its ranges answer reads them (docs/api.md#gaps)."""
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
     secrets = boto3.client("secretsmanager")
@@ -181,6 +193,8 @@ def make_world(
         table=table,
         annotations_table=annotations_table,
         cursor_key_secret=cursor_key_secret(secrets),
+        deletions_table=deletions_table,
+        holds_table=holds_table,
     )
     clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets)
     services = build_api_services(settings, clients, clock=now.timestamp)
@@ -228,6 +242,7 @@ def address(segment: SegmentKey, device: str | None = None) -> str:
 
 __all__ = [
     "NOW",
+    "UPLOAD_DELAY",
     "WORLD_POLICY",
     "ApiWorld",
     "address",

@@ -434,6 +434,7 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_HOLDS_TABLE": synth.ref(stack.holds.table),
         "VIDEO_INDEX_RETENTION_DAYS": '{"video": 30, "sensor": 90, "analysis": 90}',
         "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
+        "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS": "10",
         "VIDEO_INDEX_CURSOR_KEY_SECRET": synth.ref(stack.api.cursor_key.secret),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",

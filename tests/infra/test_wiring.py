@@ -63,6 +63,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
                 "MAX_EXPORT_BYTES",
                 "SILENT_AFTER_SECONDS",
                 "RETENTION_DAYS",
+                "CLOCK_TOLERANCE_SECONDS",
                 "ACCESS_POLICY",
                 "VIEWER_CONNECT_ORIGINS",
                 "VIEWER_OIDC_ISSUER",

@@ -4,44 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
 
+from tests.ingest.conftest import FakeContext
 from video_index.core.settings import ConfigurationError
-from video_index.core.table_schema import create_tables
 from video_index.handlers import ingest as ingest_handler
 from worlds import events as ev
 
 KEY = "v1/video/cam-001/2026/11/30/12/20261130T120000.000Z_10000_3f9a1c2e7b4d5a60.mp4"
-
-
-@dataclass
-class FakeContext:
-    function_name: str = "video-index-ingest"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111122223333:function:video-index-ingest"
-    aws_request_id: str = "52fdfc07-2182-154f-163f-5f0f9a621d72"
-
-
-@pytest.fixture
-def deployed(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
-    boto3.client("s3").create_bucket(Bucket=ev.BUCKET)
-    dynamodb = boto3.client("dynamodb")
-    create_tables(dynamodb, "video-index-read-model", deletions="deletions", holds="holds")
-    dlq = boto3.client("sqs").create_queue(QueueName="ingest-dlq")["QueueUrl"]
-    for name, value in {
-        "VIDEO_INDEX_BUCKET": ev.BUCKET,
-        "VIDEO_INDEX_TABLE": "video-index-read-model",
-        "VIDEO_INDEX_DLQ_URL": dlq,
-        "VIDEO_INDEX_DELETIONS_TABLE": "deletions",
-        "VIDEO_INDEX_HOLDS_TABLE": "holds",
-    }.items():
-        monkeypatch.setenv(name, value)
-    ingest_handler.build.cache_clear()  # a fresh container: built on first use
-    return dynamodb
 
 
 def test_handler_applies_a_batch_and_emits_metrics(

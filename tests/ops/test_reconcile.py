@@ -125,8 +125,14 @@ def _device_kind(item: dict[str, Any]) -> tuple[str, str]:
 
 
 def _bend_buckets(dynamodb: Any, table: str, rng: random.Random) -> set[tuple[str, str]]:
-    """Bend an hour's coverage and two buckets' figures; the (device, kind)s bent."""
-    buckets = [i for i in scan_items(dynamodb, table) if "#bkt#" in i["pk"]]
+    """Bend an hour's coverage and two buckets' figures; the (device, kind)s bent. (Only
+    buckets with figures: a bucket holding nothing but an hour's arrival history, the
+    receipts of files keyed in other hours, is history, not a projection of S3.)"""
+    buckets = [
+        i
+        for i in scan_items(dynamodb, table)
+        if "#bkt#" in i["pk"] and set(i) & {f"{f}{q}" for f in "nbdc" for q in range(4)}
+    ]
     bent: set[tuple[str, str]] = set()
     for item in [i for i in buckets if i.get("r")][:1]:  # an hour's coverage, shifted
         wrong = [int(edge) + 1000 for edge in item["r"]]

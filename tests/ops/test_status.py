@@ -1,14 +1,18 @@
 """``video-index status``'s figures of the aggregation (docs/operations.md, "Aggregation"):
-read from the consumer's control item, against moto."""
+read from the consumer's control item, against moto; and the silent cameras and camera
+clocks (docs/operations.md#camera-clocks) read from the device items."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from io import StringIO
 from typing import Any
 
 import boto3
 import pytest
+from rich.console import Console
 
+from video_index.cli.status import _print_status
 from video_index.core.table_schema import create_tables
 from video_index.ops.status import StatusTarget, collect
 
@@ -92,3 +96,60 @@ def test_silent_cameras_are_listed_but_are_no_problem_of_ingest(dynamodb: Any) -
         {"device": "cam-quiet", "silent_since": "2026-03-01T11:05:00.000+00:00"}
     ]
     assert status["healthy"] is True
+
+
+def test_camera_clocks_ahead_and_the_largest_upload_delays_are_listed(dynamodb: Any) -> None:
+    # Given three cameras' clock slots as the consumer keeps them ([slot, least lateness,
+    # files] per ten minutes of receipt): one whose files ended 90 s after S3 received them,
+    # one whose least lateness is 2 s (a backlog 10 minutes late in another slot), and one
+    # 5 s ahead, within the tolerance
+    slot = NOW_MS - NOW_MS % 600_000
+    for device, slots in (
+        ("cam-fast", [slot, -90_000, 60]),
+        ("cam-late", [slot - 600_000, 600_000, 60, slot, 2_000, 60]),
+        ("cam-near", [slot, -5_000, 60]),
+    ):
+        dynamodb.put_item(
+            TableName=TABLE,
+            Item={
+                "pk": {"S": "g1#devices"},
+                "sk": {"S": device},
+                "n:video": {"N": "60"},
+                "l:video": {"N": str(NOW_MS - 10_000)},
+                "k:video": {"L": [{"N": str(value)} for value in slots]},
+            },
+        )
+    # When the status is collected
+    status = _status(dynamodb)
+    # Then the camera ahead (beyond 10 s) is listed, and the late one's steady 2 s delay
+    assert status["clocks"] == {
+        "ahead": [{"device": "cam-fast", "ahead_ms": 90_000, "files": 60}],
+        "upload_delay": [{"device": "cam-late", "upload_delay_ms": 2_000, "files": 120}],
+    }
+    assert status["healthy"] is True
+
+
+def test_the_status_table_names_the_clocks_ahead_and_the_delays() -> None:
+    # Given a status with one camera ahead and one late
+    status = {
+        "queue": {"url": "q", "depth": 0, "visible": 0, "in_flight": 0, "delayed": 0},
+        "dlq": {"url": "dlq", "depth": 0, "visible": 0, "in_flight": 0, "delayed": 0},
+        "oldest_message_age_seconds": None,
+        "read_model": {"generation": 1, "building": None, "rebuild": None},
+        "aggregation": None,
+        "last_reconcile": None,
+        "silent": [],
+        "clocks": {
+            "ahead": [{"device": "cam-fast", "ahead_ms": 88_000, "files": 60}],
+            "upload_delay": [{"device": "cam-late", "upload_delay_ms": 2_000, "files": 120}],
+        },
+        "problems": [],
+        "errors": [],
+    }
+    # When it is printed
+    out = StringIO()
+    _print_status(Console(file=out, width=200), status)
+    # Then the rows say who runs ahead and by how much, and the delays
+    text = out.getvalue()
+    assert "clocks ahead" in text and "cam-fast (88.0 s)" in text
+    assert "upload delays" in text and "cam-late (2.0 s)" in text

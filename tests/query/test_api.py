@@ -35,9 +35,20 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
     world.put("video", "cam-002", at(28, 8), 5_000, size=50)
     # When the device and the list are asked for
     status, body, _ = world.get("/devices/cam-001")
-    # Then totals per kind with first and last start, the retention of each kind, and
-    # (a day later, at NOW) silence since each kind's last start + its default threshold
+    # Then totals per kind with first and last start, the retention of each kind,
+    # (a day later, at NOW) silence since each kind's last start + its default threshold,
+    # and the clock: every file reached S3 a second after its end (the world's camera)
     assert status == 200
+
+    def punctual(files: int) -> dict[str, Any]:
+        return {
+            "ahead_ms": 0,
+            "ahead": False,
+            "upload_delay_ms": 1000,
+            "files": files,
+            "since": iso(at(29, 10)),  # the ten-minute slot of the first receipt
+        }
+
     assert body == {
         "device": "cam-001",
         "kinds": {
@@ -49,6 +60,7 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
                 "last_start": iso(at(29, 10, 5)),
                 "retention_days": 90,
                 "silent_since": iso(at(29, 10, 20)),  # + 900 s
+                "clock": punctual(1),
             },
             "video": {
                 "segments": 2,
@@ -58,11 +70,13 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
                 "last_start": iso(at(29, 10, 0, 10)),
                 "retention_days": 30,
                 "silent_since": iso(at(29, 10, 5, 10)),  # + 300 s
+                "clock": punctual(2),
             },
         },
         # the device: once both kinds are silent, since the later of the two
         "silent_since": iso(at(29, 10, 20)),
         "retired": False,
+        "clock": punctual(3),
     }
     status, page1, _ = world.get("/devices", q(limit=1))
     assert status == 200 and [d["device"] for d in page1["items"]] == ["cam-001"]
@@ -74,7 +88,7 @@ def test_device_totals_and_devices_list(world: ApiWorld) -> None:
 def test_a_device_without_data_is_an_empty_answer(world: ApiWorld) -> None:
     assert world.get("/devices/cam-404") == (
         200,
-        {"device": "cam-404", "kinds": {}, "silent_since": None, "retired": False},
+        {"device": "cam-404", "kinds": {}, "silent_since": None, "retired": False, "clock": None},
         {"Content-Type": "application/json", "Cache-Control": "no-store"},
     )
     status, body, _ = world.get(

@@ -21,8 +21,9 @@ from video_index.annotations.model import MAX_DESCRIPTION_CHARS, MAX_TAGS, Annot
 from video_index.annotations.service import AnnotationPage, Annotations
 from video_index.app.services import ApiServices, configure
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
-from video_index.query.queries import Queries
+from video_index.query.gaps import Deletion, Gap, Reason
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
+from video_index.query.timeline import Timeline, TimelineAnswer
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -137,41 +138,73 @@ def test_the_largest_plain_segments_page_fits(plain: None) -> None:
     assert size <= LAMBDA_RESPONSE_BYTES, size
 
 
-def test_the_most_ranges_fit_and_one_more_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a query layer answering MAX_RANGES (then one more) separate ranges of 31 days
+class FixedTimeline(Timeline):
+    """Answers the same timeline whatever is asked (no store: only the route is tried)."""
+
+    def __init__(self, answer: TimelineAnswer) -> None:
+        self.fixed = answer
+
+    def answer(self, device: str, start_ms: int, end_ms: int) -> TimelineAnswer:
+        return self.fixed
+
+
+def timeline_answer(count: int, deleted_by: str | None = None) -> tuple[dict[str, Any], int]:
+    """The ranges route answering ``count`` separate 1 s ranges a minute apart over 31 days,
+    a gap before, between and after them, each ``missing`` or, given ``deleted_by``, each
+    left by its own deletion request (its id, who asked and when)."""
     start = int(DAY.timestamp() * 1000)
-    spans = [(start + i * 60_000, start + i * 60_000 + 1_000) for i in range(MAX_RANGES + 1)]
+    spans = [(start + i * 60_000, start + i * 60_000 + 1_000) for i in range(count)]
+    edges = [start - 60_000, *(edge for span in spans for edge in span), start + 31 * 86_400_000]
+    gaps = [
+        Gap(low, high, Reason.MISSING)
+        if deleted_by is None
+        else Gap(low, high, Reason.DELETED, Deletion(f"{n:032x}", low, high, deleted_by, iso(DAY)))
+        for n, (low, high) in enumerate(zip(edges[0::2], edges[1::2], strict=True))
+    ]
+    timeline = FixedTimeline(TimelineAnswer(spans, [], gaps, edges[-1]))
+    services = ApiServices(
+        cursor_key=CURSOR_KEY,
+        queries=None,  # type: ignore[arg-type]
+        presign=str,
+        renditions=None,  # type: ignore[arg-type]
+        exports=None,  # type: ignore[arg-type]
+        timeline=timeline,
+    )
+    configure(lambda: services)
+    return call(
+        f"/devices/{DEVICE}/ranges", **{"from": iso(DAY), "to": iso(DAY + timedelta(days=31))}
+    )
 
-    class Ranges(Queries):
-        def __init__(self, count: int) -> None:  # no store: only ranges are asked for
-            self.count = count
 
-        def ranges(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
-            return spans[: self.count]
-
-    def answer(count: int) -> tuple[dict[str, Any], int]:
-        services = ApiServices(
-            cursor_key=CURSOR_KEY,
-            queries=Ranges(count),  # type: ignore[arg-type]
-            presign=str,
-            renditions=None,  # type: ignore[arg-type]
-            exports=None,  # type: ignore[arg-type]
-        )
-        configure(lambda: services)
-        return call(
-            f"/devices/{DEVICE}/ranges",
-            **{"from": iso(DAY), "to": iso(DAY + timedelta(days=31))},
-        )
-
-    # When the most ranges an answer lists are asked for, Then they fit 6 MB
-    fits, size = answer(MAX_RANGES)
+def test_the_most_ranges_fit_with_their_gaps_and_one_more_is_refused() -> None:
+    # Given a timeline of MAX_RANGES separate ranges with a missing gap around each
+    # When the ranges are asked for, Then they fit 6 MB, every gap with its reason
+    fits, size = timeline_answer(MAX_RANGES)
     assert fits["statusCode"] == 200 and size <= LAMBDA_RESPONSE_BYTES, size
-    assert len(json.loads(fits["body"])["ranges"]) == MAX_RANGES
-    # And one more is a 400 naming `to`, with the `to` that fits
-    refused, _ = answer(MAX_RANGES + 1)
+    body = json.loads(fits["body"])
+    assert len(body["ranges"]) == MAX_RANGES and len(body["gaps"]) == MAX_RANGES + 1
+    # And one more range is a 400 naming `to`, with the `to` that fits
+    refused, _ = timeline_answer(MAX_RANGES + 1)
     error = json.loads(refused["body"])["error"]
     assert refused["statusCode"] == 400 and error["parameter"] == "to"
-    assert iso(datetime.fromtimestamp(spans[MAX_RANGES - 1][1] / 1000, UTC)) in error["message"]
+    last_end = DAY + timedelta(minutes=MAX_RANGES - 1, seconds=1)
+    assert iso(last_end) in error["message"]
+
+
+def test_gaps_told_at_length_beyond_6_mb_are_refused_with_a_to_that_fits() -> None:
+    # Given the most ranges, each gap left by a request of its own by a long-named principal
+    principal = "arn:aws:sts::111122223333:assumed-role/" + "r" * 64 + "/" + "s" * 64
+    # When they are asked for, Then the answer would pass 6 MB: a 400 naming `to`
+    refused, _ = timeline_answer(MAX_RANGES, deleted_by=principal)
+    error = json.loads(refused["body"])["error"]
+    assert refused["statusCode"] == 400 and error["parameter"] == "to"
+    # And the `to` it proposes gives an answer that fits
+    fitting_to = error["message"].rsplit("to=", 1)[1]
+    ranges = int(
+        (datetime.fromisoformat(fitting_to) - DAY - timedelta(seconds=1)) / timedelta(minutes=1)
+    )
+    fits, size = timeline_answer(ranges + 1, deleted_by=principal)
+    assert fits["statusCode"] == 200 and size <= LAMBDA_RESPONSE_BYTES, size
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,8 @@ class BucketEntry:
     added: tuple[tuple[int, int], ...] = ()
     #: The segment stopped being present: the hour's coverage is counted again.
     removed: bool = False
+    #: Receipts of files S3 received in the bucket's hour (its arrival history).
+    arrived: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,8 @@ class DeviceEntry:
     added_start: int | None = None
     removed_start: int | None = None
     mark: str | None = None
+    #: A file that became present, with its receipt: ``(received_ms, received − end)``.
+    arrival: tuple[int, int] | None = None
 
 
 @dataclass
@@ -69,15 +73,22 @@ def plan_batch(changes: Iterable[Change]) -> BatchPlan:
             for hour, _, _ in clip_to_hours(segment.start_ms, segment.end_ms, HOUR_MS):
                 hours[bucket_sk(segment.kind, hour)] = []
         deltas = transition_deltas(segment, old, new)
-        for sk in sorted(set(deltas) | set(hours)):
+        received = change.received_ms if became else None
+        arrived = {} if received is None else {bucket_sk(segment.kind, hour_of(received)): received}
+        for sk in sorted(set(deltas) | set(hours) | set(arrived)):
             plan.buckets[(change.generation, segment.device, sk)].append(
                 BucketEntry(
-                    change.seq, deltas.get(sk, {}), tuple(hours.get(sk, ())), ceased and sk in hours
+                    change.seq,
+                    deltas.get(sk, {}),
+                    tuple(hours.get(sk, ())),
+                    ceased and sk in hours,
+                    (arrived[sk],) if sk in arrived else (),
                 )
             )
         sign = int(new.present) - int(old.present)
         size = (new.size if new.present else 0) - (old.size if old.present else 0)
-        if sign or size or change.mark is not None:
+        arrival = None if received is None else (received, received - segment.end_ms)
+        if sign or size or change.mark is not None or arrival is not None:
             plan.devices[(change.generation, segment.device)].append(
                 DeviceEntry(
                     change.seq,
@@ -88,6 +99,11 @@ def plan_batch(changes: Iterable[Change]) -> BatchPlan:
                     added_start=segment.start_ms if became else None,
                     removed_start=segment.start_ms if ceased else None,
                     mark=change.mark,
+                    arrival=arrival,
                 )
             )
     return plan
+
+
+def hour_of(epoch_ms: int) -> int:
+    return epoch_ms - epoch_ms % HOUR_MS

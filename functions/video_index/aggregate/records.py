@@ -13,7 +13,7 @@ from typing import Any
 
 from video_index.aws.dynamodb import plain
 from video_index.core.keys import SegmentKey, parse_key
-from video_index.core.layout import MARK, key_of_segment_item
+from video_index.core.layout import MARK, RECEIVED, key_of_segment_item
 from video_index.core.projection import ABSENT, ObjectState
 
 #: Stream sequence numbers are decimal strings of up to 40 digits; padded, string order
@@ -33,6 +33,8 @@ class Change:
     new: ObjectState
     #: A barrier token the write carried (docs/read-model.md#barriers), if it set one.
     mark: str | None = None
+    #: When S3 received the object the new image holds (``rcv``), if it is present and known.
+    received_ms: int | None = None
 
 
 def padded(sequence_number: str) -> str:
@@ -62,6 +64,7 @@ def read_record(record: dict[str, Any]) -> Change | None:
         old=_state(old),
         new=_state(new),
         mark=str(mark) if mark is not None and mark != old.get(MARK) else None,
+        received_ms=int(new[RECEIVED]) if new.get("present") and RECEIVED in new else None,
     )
 
 

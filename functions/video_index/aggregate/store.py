@@ -23,11 +23,15 @@ from typing import Any
 
 from video_index.aggregate.plan import BucketEntry, BucketKey, DeviceEntry, DeviceKey
 from video_index.aws.dynamodb import ConditionFailed, DynamoTable, TransientStoreError, wire
+from video_index.core.clock import add_arrivals
 from video_index.core.keys import MAX_DURATION_MS, format_start
 from video_index.core.layout import (
     AGGREGATE_SK,
+    ARRIVAL_JOIN_MS,
+    ARRIVALS,
     CONTROL_PK,
     HIGH_WATER,
+    OVERLAPS,
     RUNS,
     VERSION,
     bucket_hour_ms,
@@ -36,7 +40,7 @@ from video_index.core.layout import (
     devices_pk,
     segment_pk,
 )
-from video_index.core.ranges import add_runs, clip_to_hours, flatten, merge_ranges
+from video_index.core.ranges import add_covering, add_runs, clip_to_hours, covering
 from video_index.core.timeunits import HOUR_MS, from_epoch_ms
 
 #: Attempts at one item before the batch is failed (and retried by Lambda).
@@ -69,19 +73,26 @@ class AggregateStore(DynamoTable):
                 for name, value in entry.figures.items():
                     new[name] = int(new.get(name, 0)) + value
             if any(entry.removed for entry in pending):
-                new[RUNS] = self._count_runs(generation, device, sk)
+                new[RUNS], new[OVERLAPS] = self._count_runs(generation, device, sk)
             elif any(entry.added for entry in pending):
                 added = [piece for entry in pending for piece in entry.added]
-                new[RUNS] = add_runs(item.get(RUNS, []), added, self._gap)
-            if not new.get(RUNS):
-                new.pop(RUNS, None)
+                new[RUNS], new[OVERLAPS] = add_covering(
+                    item.get(RUNS, []), item.get(OVERLAPS, []), added, self._gap
+                )
+            arrived = [(t, t) for entry in pending for t in entry.arrived]
+            if arrived:
+                new[ARRIVALS] = add_runs(item.get(ARRIVALS, []), arrived, ARRIVAL_JOIN_MS)
+            for name in (RUNS, OVERLAPS):
+                if not new.get(name):
+                    new.pop(name, None)
             new[HIGH_WATER] = max(entry.seq for entry in pending)
             return new
 
         self._update(bucket_pk(generation, device), sk, apply)
 
-    def _count_runs(self, generation: int, device: str, sk: str) -> list[int]:
-        """The hour's coverage from the present video segment items that reach into it."""
+    def _count_runs(self, generation: int, device: str, sk: str) -> tuple[list[int], list[int]]:
+        """The hour's coverage and overlaps from the present video segment items that reach
+        into it."""
         kind, hour = bucket_hour_ms(sk)
         pieces = []
         for item in self.query(
@@ -103,7 +114,7 @@ class AggregateStore(DynamoTable):
             ):
                 if piece_hour == hour:
                     pieces.append((start, end))
-        return flatten(merge_ranges(pieces, self._gap))
+        return covering(pieces, self._gap)
 
     # -- devices -------------------------------------------------------------------
 
@@ -127,6 +138,10 @@ class AggregateStore(DynamoTable):
         self, item: Item, generation: int, device: str, kind: str, pending: list[DeviceEntry]
     ) -> None:
         n, b, d, f, last = (device_total(name, kind) for name in "nbdfl")
+        arrivals = [entry.arrival for entry in pending if entry.arrival is not None]
+        if arrivals:
+            clock = device_total("k", kind)
+            item[clock] = add_arrivals(item.get(clock, []), arrivals)
         for entry in pending:
             item[n] = int(item.get(n, 0)) + entry.count
             item[b] = int(item.get(b, 0)) + entry.size

@@ -29,13 +29,14 @@ from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
 from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.service import build_deletion_jobs
-from video_index.holds.service import Holds, build_holds
+from video_index.holds.service import Holds, HoldsHeldWindows, build_holds
 from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports, VideoEntries
 from video_index.media.frames import Frames
 from video_index.media.renditions import Renditions
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
+from video_index.query.timeline import Timeline
 
 
 @dataclass
@@ -57,6 +58,9 @@ class ApiServices:
     frames: Frames | None = None
     #: The key page cursors are sealed with (docs/api.md#pages-and-cursors).
     cursor_key: CursorKey | None = None
+    #: A window's ranges with a reason for every gap (docs/api.md#gaps); by default over
+    #: ``queries`` alone (no deletion requests, no holds).
+    timeline: Timeline | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -79,6 +83,7 @@ class ApiServices:
                     DeletionJobs: self.deletions,
                     Holds: self.holds,
                     CursorKey: self.cursor_key,
+                    Timeline: self.timeline or Timeline(queries, None, None),
                 }
             )
         return self._by_type
@@ -103,7 +108,14 @@ def build_api_services(
         clock=clock,
         silent_after=settings.silent_after_seconds,
         retention_days=settings.retention_days,
+        clock_tolerance_ms=settings.clock_tolerance_seconds * 1000,
     )
+    deletions = (
+        build_deletion_jobs(settings, clients, clock=clock, runs_jobs=False)
+        if settings.deletions_table
+        else None
+    )
+    holds = build_holds(settings, clients, clock)
     return ApiServices(
         queries=queries,
         presign=lambda key, download_as=None: objects.presign_get(
@@ -117,13 +129,14 @@ def build_api_services(
             max_bytes=settings.max_export_bytes,
         ),
         annotations=build_annotations(settings, clients, queries, clock),
-        deletions=(
-            build_deletion_jobs(settings, clients, runs_jobs=False)
-            if settings.deletions_table
-            else None
-        ),
-        holds=build_holds(settings, clients, clock),
+        deletions=deletions,
+        holds=holds,
         cursor_key=cursor_key(settings, clients),
+        timeline=Timeline(
+            queries,
+            deletions.table if deletions is not None else None,
+            HoldsHeldWindows(holds) if holds is not None else None,
+        ),
     )
 
 

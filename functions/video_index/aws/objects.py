@@ -45,6 +45,8 @@ class ListedObject:
     key: str
     size: int
     etag: str
+    #: ``LastModified`` (epoch ms): when S3 received the object.
+    received_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,11 @@ def s3_error(exc: ClientError | BotoCoreError, what: str) -> ObjectStoreError:
     return ObjectStoreError(f"{what}: {code}")
 
 
+def _epoch_ms(moment: Any) -> int | None:
+    """S3's ``LastModified`` (a datetime from boto3) in epoch ms."""
+    return int(moment.timestamp() * 1000) if moment is not None else None
+
+
 def etag_of(raw: object) -> str:
     """An ETag without the quotes S3 puts around it."""
     return str(raw or "").strip('"')
@@ -123,7 +130,10 @@ class ObjectStore:
                 return ABSENT
             raise error from exc
         return ObjectState(
-            present=True, size=int(response["ContentLength"]), etag=etag_of(response.get("ETag"))
+            present=True,
+            size=int(response["ContentLength"]),
+            etag=etag_of(response.get("ETag")),
+            received_ms=_epoch_ms(response.get("LastModified")),
         )
 
     def exists(self, key: str) -> bool:
@@ -138,7 +148,12 @@ class ObjectStore:
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(**request):
                 for obj in page.get("Contents", []):
-                    yield ListedObject(obj["Key"], int(obj["Size"]), etag_of(obj.get("ETag")))
+                    yield ListedObject(
+                        obj["Key"],
+                        int(obj["Size"]),
+                        etag_of(obj.get("ETag")),
+                        _epoch_ms(obj.get("LastModified")),
+                    )
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
 
@@ -149,7 +164,12 @@ class ObjectStore:
                 Bucket=self.bucket, Prefix=prefix, Delimiter="/"
             ):
                 for obj in page.get("Contents", []):
-                    yield ListedObject(obj["Key"], int(obj["Size"]), etag_of(obj.get("ETag")))
+                    yield ListedObject(
+                        obj["Key"],
+                        int(obj["Size"]),
+                        etag_of(obj.get("ETag")),
+                        _epoch_ms(obj.get("LastModified")),
+                    )
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 LIST {self.uri(prefix)}") from exc
 

@@ -33,7 +33,6 @@ from video_index.core.layout import (
     GENERATION_SK,
     MARK,
     RETIRED_SK,
-    RUNS,
     VERSION,
     bucket_pk,
     device_total,
@@ -41,7 +40,7 @@ from video_index.core.layout import (
     segment_pk,
     segment_sk,
 )
-from video_index.core.models import SegmentRecord
+from video_index.core.models import SegmentRecord, received_of
 from video_index.core.projection import ObjectState
 from video_index.core.settings import Settings
 
@@ -118,6 +117,7 @@ class ReadModelStore(DynamoTable):
             container=container if new.present else None,
             init_end=init_end if new.present else None,
             decode_start_ms=decode_start_ms if new.present else None,
+            rcv=received_of(old, new),
         )
         put: dict[str, Any] = {
             "TableName": self.table,
@@ -180,13 +180,13 @@ class ReadModelStore(DynamoTable):
         device: str,
         sk: str,
         delta: dict[str, int],
-        runs: list[int] | None,
+        runs: dict[str, list[int]] | None,
         version: int | None,
     ) -> None:
-        """ADD ``delta`` to a bucket item (and set its coverage to ``runs``) only if it is
-        still at ``version``: what reconcile does to a bucket that drifted from its
-        segment items. Losing to the stream consumer (or another mend) raises
-        :class:`ConditionFailed`; the caller re-reads and recomputes."""
+        """ADD ``delta`` to a bucket item (and set its coverage and overlaps, ``runs`` by
+        attribute, an empty list removing one) only if it is still at ``version``: what
+        reconcile does to a bucket that drifted from its segment items. Losing to the stream
+        consumer (or another mend) raises :class:`ConditionFailed`; the caller re-reads."""
         names: dict[str, str] = {"#v": VERSION}
         values: dict[str, Any] = {":one": 1}
         adds = ["#v :one"]
@@ -195,13 +195,13 @@ class ReadModelStore(DynamoTable):
             values[f":d{i}"] = value
             adds.append(f"#f{i} :d{i}")
         expression = "ADD " + ", ".join(adds)
-        if runs is not None:
-            names["#r"] = RUNS
-            if runs:
-                values[":r"] = runs
-                expression += " SET #r = :r"
-            else:
-                expression += " REMOVE #r"
+        given = sorted((runs or {}).items())
+        names.update({f"#r{i}": name for i, (name, _) in enumerate(given)})
+        values.update({f":r{i}": edges for i, (_, edges) in enumerate(given) if edges})
+        sets = [f"#r{i} = :r{i}" for i, (_, edges) in enumerate(given) if edges]
+        removes = [f"#r{i}" for i, (_, edges) in enumerate(given) if not edges]
+        expression += (" SET " + ", ".join(sets)) if sets else ""
+        expression += (" REMOVE " + ", ".join(removes)) if removes else ""
         if version is None:
             condition = "attribute_not_exists(#v)"
         else:

@@ -234,6 +234,7 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
             style="yellow" if silent else "",
         ),
     )
+    _clock_rows(table, status.get("clocks") or {})
     for job, executions in (status.get("executions") or {}).items():
         table.add_row(f"{job} executions", _executions_text(executions))
     for problem in status.get("problems", []):
@@ -241,6 +242,28 @@ def _print_status(console: Console, status: dict[str, Any]) -> None:
     for error in status["errors"]:
         table.add_row("error", Text(error, style="red"))
     console.print(table)
+
+
+def _clock_rows(table: Table, clocks: dict[str, Any]) -> None:
+    """The cameras whose clock runs ahead, and the largest upload delays
+    (docs/operations.md#camera-clocks)."""
+    ahead, late = clocks.get("ahead") or [], clocks.get("upload_delay") or []
+    table.add_row(
+        "clocks ahead",
+        Text(
+            ", ".join(f"{c['device']} ({c['ahead_ms'] / 1000:.1f} s)" for c in ahead[:20])
+            + (f" and {len(ahead) - 20} more" if len(ahead) > 20 else "")
+            or "none",
+            style="yellow" if ahead else "",
+        ),
+    )
+    table.add_row(
+        "upload delays",
+        Text(
+            ", ".join(f"{c['device']} ({c['upload_delay_ms'] / 1000:.1f} s)" for c in late[:5])
+            or "none",
+        ),
+    )
 
 
 def _executions_text(executions: dict[str, Any]) -> Text:

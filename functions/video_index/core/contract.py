@@ -54,6 +54,13 @@ DELETION_HELD_METRIC: Final = "DeletionHeld"
 #: How old the newest change of a batch was when the stream consumer applied it (ms);
 #: the aggregation-lag alarm watches it (docs/read-model.md#aggregation-by-stream).
 AGGREGATION_LAG_METRIC: Final = "AggregationLag"
+#: Per ingest batch: how far the file that ended furthest after S3 received it ended (its
+#: key's end − the event's ``eventTime``, seconds, 0 when none did); a late upload cannot
+#: raise it, a camera clock ahead does. The clock-ahead alarm watches it
+#: (docs/operations.md#camera-clocks).
+CLOCK_AHEAD_METRIC: Final = "ClockAheadSeconds"
+#: Per created file (up to 100 a batch): ``eventTime`` − the key's end, seconds, ≥ 0.
+UPLOAD_DELAY_METRIC: Final = "UploadDelaySeconds"
 
 # --- environment (runtime configuration, docs/operations.md) ------------------------------
 
@@ -79,6 +86,8 @@ ENV_REPLICA_BUCKET: Final = "VIDEO_INDEX_REPLICA_BUCKET"
 #: Per-kind JSON objects: when a camera is silent, how long each kind is kept.
 ENV_SILENT_AFTER_SECONDS: Final = "VIDEO_INDEX_SILENT_AFTER_SECONDS"
 ENV_RETENTION_DAYS: Final = "VIDEO_INDEX_RETENTION_DAYS"
+#: Seconds a file may end after S3 received it before its camera's clock counts as ahead.
+ENV_CLOCK_TOLERANCE_SECONDS: Final = "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS"
 #: The API's page cursors are sealed with a key derived from this secret (its ARN or name,
 #: docs/api.md#pages-and-cursors).
 ENV_CURSOR_KEY_SECRET: Final = "VIDEO_INDEX_CURSOR_KEY_SECRET"

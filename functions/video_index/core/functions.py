@@ -40,6 +40,7 @@ from video_index.core.contract import (
     DELETION_SERVICE_NAME,
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
@@ -224,6 +225,7 @@ API: Final = FunctionSpec(
         value(ENV_MAX_EXPORT_BYTES),
         value(ENV_SILENT_AFTER_SECONDS),
         value(ENV_RETENTION_DAYS),
+        value(ENV_CLOCK_TOLERANCE_SECONDS),  # a camera's clock ahead (GET /devices/{d})
         value(ENV_ACCESS_POLICY),
         value(ENV_VIEWER_CONNECT_ORIGINS),
         value(ENV_VIEWER_OIDC_ISSUER),

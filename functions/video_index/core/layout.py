@@ -64,12 +64,22 @@ VERSION: Final = "v"
 HIGH_WATER: Final = "w"
 #: A segment item attribute a barrier sets; the consumer copies it to ``m:<kind>``.
 MARK: Final = "mark"
+#: A segment item's receipt: when S3 received the present object (epoch ms).
+RECEIVED: Final = "rcv"
+#: A bucket's arrival history: the receipts of the kind's files that S3 received in the
+#: bucket's hour, as runs joined when less than :data:`ARRIVAL_JOIN_MS` apart (flattened).
+#: History, not state: it only grows, so a file removed later still counts as arrived.
+ARRIVALS: Final = "a"
+ARRIVAL_JOIN_MS: Final = 60_000
+#: A video bucket's overlaps: the moments of the hour two files or more cover (a camera
+#: clock that jumped back), runs longer than the gap tolerance, flattened.
+OVERLAPS: Final = "o"
 
 
 def device_total(figure: str, kind: str) -> str:
     """A device item's attribute for one kind: ``n`` segments, ``b`` bytes, ``d``
     duration ms, ``f`` first start, ``l`` last start (epoch ms), ``w`` high-water
-    mark, ``m`` barrier token passed."""
+    mark, ``m`` barrier token passed, ``k`` clock slots (:mod:`video_index.core.clock`)."""
     return f"{figure}:{kind}"
 
 

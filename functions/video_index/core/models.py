@@ -40,11 +40,15 @@ class SegmentRecord(BaseModel):
     container: str | None = None
     init_end: int | None = None
     decode_start_ms: int | None = None
+    #: When S3 received the present object (epoch ms; docs/read-model.md): the event's
+    #: ``eventTime``, or ``LastModified`` where the state came from S3 itself. The stream
+    #: consumer derives the camera's clock figures and its arrival history from it.
+    rcv: int | None = None
 
     @property
     def state(self) -> ObjectState:
         return (
-            ObjectState(self.present, self.size, self.etag)
+            ObjectState(self.present, self.size, self.etag, self.rcv)
             if self.present
             else ObjectState(present=False)
         )
@@ -57,3 +61,13 @@ class SegmentRecord(BaseModel):
         return cls.model_validate(
             {k: int(v) if isinstance(v, Decimal) else v for k, v in item.items()}
         )
+
+
+def received_of(old: SegmentRecord | None, new: ObjectState) -> int | None:
+    """When S3 received ``new``'s object, for its segment item: what the change says, else
+    what the item held for the same object (a HEAD of an emulator without ``LastModified``)."""
+    if not new.present:
+        return None
+    if new.received_ms is not None:
+        return new.received_ms
+    return old.rcv if old is not None and old.present and old.state == new else None

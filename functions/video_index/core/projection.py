@@ -9,7 +9,7 @@ exact.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from video_index.core.keyhash import key_hash
 from video_index.core.keys import SegmentKey
@@ -27,6 +27,10 @@ class ObjectState:
     present: bool
     size: int = 0
     etag: str = ""
+    #: When S3 received the object (epoch ms): the event's ``eventTime``, or the
+    #: ``LastModified`` of a HEAD or a listing; None where unknown. Not part of the state:
+    #: two answers about the same object are equal whatever they say about its arrival.
+    received_ms: int | None = field(default=None, compare=False)
 
 
 ABSENT = ObjectState(present=False)

@@ -51,3 +51,39 @@ def add_runs(
     """Stored runs (flattened) with intervals added: a union, so adding twice is adding
     once. Removing needs the remaining intervals (recompute with :func:`merge_ranges`)."""
     return flatten(merge_ranges([*unflatten(stored), *added], gap_tolerance_ms))
+
+
+def intersections(runs: Iterable[tuple[int, int]], piece: tuple[int, int]) -> list[tuple[int, int]]:
+    """The parts of ``piece`` that ``runs`` already cover (positive lengths only)."""
+    start, end = piece
+    return [(max(s, start), min(e, end)) for s, e in runs if max(s, start) < min(e, end)]
+
+
+def add_covering(
+    stored_runs: Iterable[int],
+    stored_overlaps: Iterable[int],
+    pieces: Iterable[tuple[int, int]],
+    gap_tolerance_ms: int,
+) -> tuple[list[int], list[int]]:
+    """Coverage and overlaps (flattened) with ``pieces`` added one after the other.
+
+    A piece's overlap is what the coverage held before it already covered, kept when it
+    is longer than the tolerance or the whole piece: two files on the same moments (a
+    clock that jumped back), not the few frames neighbouring files may share, nor a gap
+    the tolerance bridged.
+    """
+    runs = unflatten(stored_runs)
+    overlaps = unflatten(stored_overlaps)
+    for piece in pieces:
+        met = intersections(runs, piece)
+        if sum(e - s for s, e in met) > min(gap_tolerance_ms, piece[1] - piece[0] - 1):
+            overlaps += met
+        runs = merge_ranges([*runs, piece], gap_tolerance_ms)
+    return flatten(runs), flatten(merge_ranges(overlaps, 0))
+
+
+def covering(
+    pieces: Iterable[tuple[int, int]], gap_tolerance_ms: int
+) -> tuple[list[int], list[int]]:
+    """Coverage and overlaps of ``pieces`` counted afresh (in start order)."""
+    return add_covering((), (), sorted(pieces), gap_tolerance_ms)

@@ -8,9 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
+    ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
     ENV_DELETIONS_TABLE,
@@ -77,6 +79,7 @@ FIELD_SETTINGS: Final = {
     "retention_days": ENV_RETENTION_DAYS,
     "holds_table": ENV_HOLDS_TABLE,
     "cursor_key_secret": ENV_CURSOR_KEY_SECRET,
+    "clock_tolerance_seconds": ENV_CLOCK_TOLERANCE_SECONDS,
 }
 
 
@@ -115,6 +118,10 @@ class Settings:
     holds_table: str | None = None
     #: The secret the API's page cursors are sealed with (docs/api.md#pages-and-cursors).
     cursor_key_secret: str | None = None
+    #: How far a file may end after S3 received it before its camera's clock is ahead
+    #: (docs/operations.md#camera-clocks).
+    clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
+
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None
 
@@ -202,6 +209,7 @@ _INTS: Final = {
     "presign_seconds": DEFAULT_PRESIGN_SECONDS,
     "fresh_window_seconds": DEFAULT_FRESH_WINDOW_SECONDS,
     "max_export_bytes": DEFAULT_MAX_EXPORT_BYTES,
+    "clock_tolerance_seconds": DEFAULT_CLOCK_TOLERANCE_SECONDS,
 }
 _PER_KIND: Final = {
     "silent_after_seconds": DEFAULT_SILENT_AFTER_SECONDS,

@@ -154,6 +154,9 @@ class DeletionJobs:
             "to_ms": to_ms,
             "kind": kind,
             "erase": erase,
+            # who asked and when, so a gap it left explains itself in one Query (docs/api.md)
+            "created_by": created_by,
+            "created_at": now,
         }
         self.table.create(request.model_dump(mode="json"), window)
         logger.info("deletion request recorded", extra=request.model_dump(mode="json"))

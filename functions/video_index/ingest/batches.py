@@ -21,6 +21,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from video_index.core.contract import CLOCK_AHEAD_METRIC, UPLOAD_DELAY_METRIC
 from video_index.ingest.events import (
     MalformedMessage,
     events_from_body,
@@ -122,8 +123,16 @@ class IngestService:
     def _publish(self, metrics: Metrics, write_units: float) -> None:
         for outcome, count in self.ingestor.stats.outcomes.items():
             metrics.add_metric(name=str(outcome), unit=MetricUnit.Count, value=count)
-        for lag in self.ingestor.stats.lags_seconds[:100]:
+        stats = self.ingestor.stats
+        for lag in stats.lags_seconds[:100]:
             metrics.add_metric(name="EventLagSeconds", unit=MetricUnit.Seconds, value=lag)
+        ahead = stats.ahead_seconds
+        if ahead is not None:
+            metrics.add_metric(name=CLOCK_AHEAD_METRIC, unit=MetricUnit.Seconds, value=ahead)
+        for lateness in stats.lateness_ms[:100]:
+            metrics.add_metric(
+                name=UPLOAD_DELAY_METRIC, unit=MetricUnit.Seconds, value=max(0, lateness) / 1000
+            )
         metrics.add_metric(name="ConsumedWriteCapacity", unit=MetricUnit.Count, value=write_units)
 
 

@@ -63,10 +63,21 @@ class Outcome(StrEnum):
 class IngestStats:
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     lags_seconds: list[float] = field(default_factory=list)
+    #: Per created file: S3's receipt minus the key's end (ms; negative: it ended later,
+    #: by its key, than S3 received it, which only a clock ahead explains).
+    lateness_ms: list[int] = field(default_factory=list)
 
     def reset(self) -> None:
         self.outcomes.clear()
         self.lags_seconds.clear()
+        self.lateness_ms.clear()
+
+    @property
+    def ahead_seconds(self) -> float | None:
+        """How far the batch's file furthest ahead ended after its receipt (0: none did)."""
+        if not self.lateness_ms:
+            return None
+        return max(0, -min(self.lateness_ms)) / 1000
 
 
 class Ingestor:
@@ -123,6 +134,9 @@ class Ingestor:
                 return Outcome.INVALID
             case ValidKey(segment=segment):
                 pass
+        received_ms = _epoch_ms(event)
+        if event.action is Action.CREATED and received_ms is not None:
+            self.stats.lateness_ms.append(received_ms - segment.end_ms)
         if event.action is Action.CREATED and self.enforcer is not None:
             verdict = self.enforcer.enforce(segment, by="ingest")
             if verdict is Verdict.ENFORCED:
@@ -158,7 +172,7 @@ class Ingestor:
         if decisive:
             assert event.sequencer is not None
             desired = (
-                ObjectState(True, event.size or 0, event.etag or "")
+                ObjectState(True, event.size or 0, event.etag or "", _epoch_ms(event))
                 if event.action is Action.CREATED
                 else ABSENT
             )
@@ -253,3 +267,8 @@ class Ingestor:
             except ConditionFailed:
                 continue
         raise TransientStoreError(f"too much contention on {segment.key}; retry later")
+
+
+def _epoch_ms(event: ObjectEvent) -> int | None:
+    """The event's ``eventTime`` (when S3 finished the request) in epoch ms."""
+    return int(event.event_time.timestamp() * 1000) if event.event_time is not None else None

@@ -224,7 +224,8 @@ def read_model_partial(
             for name, value in item.items():
                 if name in FIGURES or name == "h":
                     totals[name[0]] = totals.get(name[0], 0) + int(value)
-            counted.setdefault(partition_of_bucket(parts[2], sk), Fingerprint()).add(totals)
+            if totals:  # a bucket of nothing but arrival history holds no partition's figures
+                counted.setdefault(partition_of_bucket(parts[2], sk), Fingerprint()).add(totals)
     if keys:
         partials.append(columnar.fingerprint_keys(keys, sizes, side=columnar.HELD)[0])
     partials.append(columnar.from_fingerprints(counted, side=columnar.COUNTED))

@@ -23,6 +23,7 @@ from video_index.aggregate.store import AggregateStore
 from video_index.aws.store import ConditionFailed, ReadModelStore, TransientStoreError
 from video_index.core.keys import format_start, parse_key
 from video_index.core.layout import (
+    OVERLAPS,
     RUNS,
     VERSION,
     bucket_pk,
@@ -31,7 +32,7 @@ from video_index.core.layout import (
     segment_pk,
 )
 from video_index.core.projection import contribution
-from video_index.core.ranges import clip_to_hours, flatten, merge_ranges
+from video_index.core.ranges import clip_to_hours, covering
 from video_index.core.timeunits import DAY_MS, HOUR_MS, from_epoch_ms
 from video_index.ops.fingerprints import FIGURES, Partition
 
@@ -41,8 +42,8 @@ FIX_ATTEMPTS: Final = 8
 #: A bucket's figures (its other attributes belong to the consumer).
 _FIGURES: Final = frozenset(FIGURES) | {"h"}
 
-#: bucket sort key -> (figure deltas, coverage to set or None)
-Fixes = dict[str, tuple[dict[str, int], list[int] | None]]
+#: bucket sort key -> (figure deltas, coverage and overlaps to set, or None)
+Fixes = dict[str, tuple[dict[str, int], dict[str, list[int]] | None]]
 
 
 class Mender:
@@ -128,9 +129,9 @@ class Mender:
             }
             runs = None
             if partition.kind == "video":
-                want_runs = flatten(merge_ranges(pieces.get(sk, []), self._gap))
+                want_runs, want_overlaps = covering(pieces.get(sk, []), self._gap)
                 if [int(edge) for edge in held.get(RUNS, [])] != want_runs:
-                    runs = want_runs
+                    runs = {RUNS: want_runs, OVERLAPS: want_overlaps}
             if delta or runs is not None:
                 fixes[sk] = (delta, runs)
         versions = {

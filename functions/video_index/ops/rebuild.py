@@ -187,7 +187,7 @@ class Rebuilder:
             for obj in self._objects.list(partition.prefix):
                 match classify_key(obj.key):
                     case ValidKey(segment=segment):
-                        state = ObjectState(True, obj.size, obj.etag)
+                        state = ObjectState(True, obj.size, obj.etag, obj.received_ms)
                         try:
                             self._ingestor.project(generation, segment, state)
                             written += 1

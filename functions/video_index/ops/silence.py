@@ -1,4 +1,5 @@
-"""The silent-camera check (docs/operations.md#silent-cameras): which cameras stopped uploading.
+"""The silent-camera check (docs/operations.md#silent-cameras): which cameras stopped uploading
+(and, from the same items, each camera's clock: docs/operations.md#camera-clocks).
 
 One pass over the serving generation's devices partition (one Query page per MB: about
 3,000 devices per page), plus one GetItem of the retired set: O(devices), never a scan of
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from video_index.aws.clients import Clients
 from video_index.aws.store import ReadModelStore, build_store
+from video_index.core.clock import ClockFigures, combined, figures
+from video_index.core.keys import KINDS
 from video_index.core.layout import CONTROL_PK, RETIRED_SK, device_total, devices_pk
 from video_index.core.settings import Settings
 from video_index.core.silence import silent_since_ms
@@ -25,6 +28,9 @@ class SilentReport:
     checked: int
     #: (device, silent since epoch ms), oldest silence first.
     silent: list[tuple[str, int]]
+    #: (device, its clock figures over every kind) of the devices with a receipt recorded,
+    #: furthest ahead first, then by upload delay (docs/operations.md#camera-clocks).
+    clocks: list[tuple[str, ClockFigures]] = field(default_factory=list)
 
 
 def silent_devices(
@@ -36,6 +42,7 @@ def silent_devices(
     """The silent devices among device items (``sk`` the device, ``l:<kind>`` last starts)."""
     checked = 0
     silent: list[tuple[str, int]] = []
+    clocks: list[tuple[str, ClockFigures]] = []
     for item in items:
         checked += 1
         device = item["sk"]
@@ -43,8 +50,12 @@ def silent_devices(
         since = silent_since_ms(last, now_ms, silent_after, retired=device in retired)
         if since is not None:
             silent.append((device, since))
+        clock = combined(figures(item.get(device_total("k", kind))) for kind in KINDS)
+        if clock is not None:
+            clocks.append((device, clock))
     silent.sort(key=lambda pair: (pair[1], pair[0]))
-    return SilentReport(checked, silent)
+    clocks.sort(key=lambda pair: (pair[1].lateness_ms < 0, abs(pair[1].lateness_ms)), reverse=True)
+    return SilentReport(checked, silent, clocks)
 
 
 def _last(item: Mapping[str, Any], kind: str) -> int | None:

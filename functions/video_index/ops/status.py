@@ -26,6 +26,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from video_index.aws.executions import StateMachineExecutions
 from video_index.aws.store import ReadModelStore
+from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.layout import AGGREGATE_SK, CONTROL_PK, GENERATION_SK, RECONCILE_SK
 from video_index.core.settings import DEFAULT_TOMBSTONE_DAYS
 from video_index.core.silence import DEFAULT_SILENT_AFTER_SECONDS
@@ -72,7 +73,8 @@ def collect(target: StatusTarget, now: datetime | None = None) -> dict[str, Any]
     )
     status["last_reconcile"] = _last_reconcile(target.dynamodb, target.table, errors)
     api_now = datetime.fromtimestamp(target.api_clock(), tz=UTC) if target.api_clock else None
-    status["silent"] = _silent(target, api_now or now or datetime.now(UTC), errors)
+    at = api_now or now or datetime.now(UTC)
+    status["silent"], status["clocks"] = _silent(target, at, errors)
     problems: list[str] = []
     if target.state_machines:
         status["executions"] = {
@@ -191,16 +193,32 @@ def _read_model(dynamodb: Any, table: str, errors: list[str]) -> dict[str, Any]:
     return out
 
 
-def _silent(target: StatusTarget, now: datetime, errors: list[str]) -> list[dict[str, str]]:
-    """The silent cameras, oldest silence first, at the default thresholds (information,
-    not a problem of ingest: the SilentDevices alarm is the stack's signal)."""
+def _silent(
+    target: StatusTarget, now: datetime, errors: list[str]
+) -> tuple[list[dict[str, str]], dict[str, list[dict[str, Any]]]]:
+    """The silent cameras, oldest silence first, at the default thresholds, and the camera
+    clocks from the same pass: those ahead (by the default tolerance) and the largest upload
+    delays (information, not a problem of ingest: the SilentDevices and ClockAhead alarms
+    are the stack's signals; docs/operations.md#camera-clocks)."""
     try:
         store = ReadModelStore(target.dynamodb, target.table, tombstone_days=DEFAULT_TOMBSTONE_DAYS)
         report = check(store, now.timestamp, DEFAULT_SILENT_AFTER_SECONDS)
     except Exception as exc:
         errors.append(f"silent cameras in {target.table}: {exc}")
-        return []
-    return [{"device": d, "silent_since": _instant(since)} for d, since in report.silent]
+        return [], {"ahead": [], "upload_delay": []}
+    tolerance = DEFAULT_CLOCK_TOLERANCE_SECONDS * 1000
+    ahead = [(d, c) for d, c in report.clocks if c.is_ahead(tolerance)]
+    late = sorted(report.clocks, key=lambda pair: -pair[1].upload_delay_ms)
+    clocks = {
+        "ahead": [{"device": d, "ahead_ms": c.ahead_ms, "files": c.files} for d, c in ahead],
+        "upload_delay": [
+            {"device": d, "upload_delay_ms": c.upload_delay_ms, "files": c.files}
+            for d, c in late[:20]
+            if c.upload_delay_ms > 0
+        ],
+    }
+    silent = [{"device": d, "silent_since": _instant(since)} for d, since in report.silent]
+    return silent, clocks
 
 
 def _aggregation(

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from video_index.core.clock import combined
 from video_index.core.errors import BadInput
 from video_index.core.timeunits import iso_ms
 from video_index.query.calendar import CalendarError, parse_month, parse_zone
 from video_index.query.entries import KindTotals
 from video_index.query.models import CalendarDayOut, CalendarOut, DeviceOut, KindTotalsOut
 from video_index.query.queries import Queries
+from video_index.query.shapes import clock_out
 
 #: Device names one Query page of the devices partition asks for when all are listed.
 NAMES_PAGE = 1000
@@ -20,12 +22,14 @@ NAMES_PAGE = 1000
 def device_out(
     queries: Queries, device: str, totals: dict[str, KindTotals], retired: bool
 ) -> DeviceOut:
-    """A device's totals per kind, each kind's retention and silence, and the device's."""
+    """A device's totals per kind, each kind's retention, silence and camera clock, and the
+    device's."""
 
     def since(chosen: dict[str, KindTotals]) -> str | None:
         moment = queries.silent_since(chosen, retired)
         return iso_ms(moment) if moment is not None else None
 
+    tolerance = queries.clock_tolerance_ms
     return DeviceOut(
         device=device,
         kinds={
@@ -37,11 +41,13 @@ def device_out(
                 last_start=iso_ms(t.last_start_ms) if t.last_start_ms is not None else None,
                 retention_days=queries.retention_days.get(kind),
                 silent_since=since({kind: t}),
+                clock=clock_out(t.clock, tolerance),
             )
             for kind, t in sorted(totals.items())
         },
         silent_since=since(totals),
         retired=retired,
+        clock=clock_out(combined(t.clock for t in totals.values()), tolerance),
     )
 
 

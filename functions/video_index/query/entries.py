@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from video_index.core.clock import ClockFigures, figures
 from video_index.core.keys import SegmentKey
-from video_index.core.layout import key_of_segment_item, segment_pk
+from video_index.core.layout import RECEIVED, device_total, key_of_segment_item, segment_pk
 from video_index.media.probe import Container, MediaFacts, playable
 
 
@@ -32,6 +33,8 @@ class Entry:
     container: str | None = None
     init_end: int | None = None
     decode_start_ms: int | None = None
+    #: When S3 received the object (epoch ms), where known (docs/read-model.md: ``rcv``).
+    received_ms: int | None = None
 
     @property
     def ext(self) -> str:
@@ -80,10 +83,13 @@ class Entry:
             container=item.get("container"),
             init_end=_int_or_none(item.get("init_end")),
             decode_start_ms=_int_or_none(item.get("decode_start_ms")),
+            received_ms=_int_or_none(item.get(RECEIVED)),
         )
 
     @classmethod
-    def of_key(cls, segment: SegmentKey, size: int, etag: str) -> Entry:
+    def of_key(
+        cls, segment: SegmentKey, size: int, etag: str, received_ms: int | None = None
+    ) -> Entry:
         """The entry of a listed object."""
         return cls(
             kind=segment.kind,
@@ -94,6 +100,7 @@ class Entry:
             size=size,
             etag=etag,
             id=segment.id,
+            received_ms=received_ms,
         )
 
 
@@ -104,6 +111,25 @@ class KindTotals:
     duration_ms: int = 0
     first_start_ms: int | None = None
     last_start_ms: int | None = None
+    #: The kind's last hour of arrivals against the camera's clock (core/clock.py).
+    clock: ClockFigures | None = None
+
+
+def totals_of(item: dict[str, Any]) -> dict[str, KindTotals]:
+    """Each kind's totals on a device item (``n:/b:/d:/f:/l:/k:<kind>``)."""
+
+    def optional(name: str, kind: str) -> int | None:
+        value = item.get(device_total(name, kind))
+        return int(value) if value is not None else None
+
+    totals: dict[str, KindTotals] = {}
+    for name, value in item.items():
+        figure, _, kind = name.partition(":")
+        if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
+            b, d, f, last = (optional(figure, kind) for figure in "bdfl")
+            clock = figures(item.get(device_total("k", kind)))
+            totals[kind] = KindTotals(int(value), b or 0, d or 0, f, last, clock)
+    return totals
 
 
 @dataclass(frozen=True, slots=True)

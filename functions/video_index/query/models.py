@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 from video_index.annotations.shapes import AnnotationOut
@@ -40,6 +42,21 @@ class SegmentPage(BaseModel):
     next_cursor: str | None
 
 
+class ClockOut(BaseModel):
+    """The camera's clock against S3's over its last hour of arrivals
+    (docs/operations.md#camera-clocks)."""
+
+    #: How far (at least) its clock runs ahead: the most any file ended, by its key, after
+    #: S3 received it; and whether that is more than the tolerance.
+    ahead_ms: int
+    ahead: bool
+    #: The steady upload delay: the least any file took from its end to S3 (0 when ahead).
+    upload_delay_ms: int
+    #: The files this is from, received since ``since``.
+    files: int
+    since: str
+
+
 class KindTotalsOut(BaseModel):
     segments: int
     bytes: int
@@ -50,6 +67,8 @@ class KindTotalsOut(BaseModel):
     #: How long the stack keeps this kind (its lifecycle), and when this kind fell silent.
     retention_days: int | None = None
     silent_since: str | None = None
+    #: This kind's files against the camera's clock (None before a receipt was recorded).
+    clock: ClockOut | None = None
 
 
 class DeviceOut(BaseModel):
@@ -60,6 +79,8 @@ class DeviceOut(BaseModel):
     #: (docs/operations.md#silent-cameras).
     silent_since: str | None = None
     retired: bool = False
+    #: The camera's clock over all its kinds (one clock: the least lateness of any).
+    clock: ClockOut | None = None
 
 
 class DevicePage(BaseModel):
@@ -87,12 +108,54 @@ class RangeOut(BaseModel):
     end: str
 
 
+class CopiesOut(BaseModel):
+    """One copy of an overlap: its files and when S3 received them (first, last)."""
+
+    files: int
+    received_from: str | None
+    received_to: str | None
+
+
+class OverlapOut(BaseModel):
+    """Moments two video files or more cover (a camera clock that jumped back): the copy a
+    playlist plays and the one it sets aside (docs/playback.md#overlapping-copies)."""
+
+    start: str
+    end: str
+    played: CopiesOut
+    set_aside: CopiesOut
+
+
+class DeletionOut(BaseModel):
+    """The deletion request whose window explains a gap: its id, who asked and when."""
+
+    deletion_id: str
+    created_by: str | None
+    created_at: str | None
+
+
+class GapOut(BaseModel):
+    """A stretch of the window without video, and why (docs/api.md#gaps): ``deleted``,
+    ``expired``, ``archived``, ``silent`` or ``missing``."""
+
+    start: str
+    end: str
+    reason: Literal["deleted", "expired", "archived", "silent", "missing"]
+    #: The request, when ``deleted``.
+    deletion: DeletionOut | None = None
+
+
 class RangesOut(BaseModel):
     device: str
     # "from" is a Python keyword: the field is aliased.
     from_: str
     to: str
     ranges: list[RangeOut]
+    #: Where files overlap, which copy plays (within the window).
+    overlaps: list[OverlapOut]
+    #: Every gap inside ``[from, explained_until)``, with its reason.
+    gaps: list[GapOut]
+    explained_until: str
 
     model_config = {"populate_by_name": True, "alias_generator": lambda n: n.rstrip("_")}
 

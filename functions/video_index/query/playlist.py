@@ -74,8 +74,9 @@ class PlaylistSegment:
     """The init's part of the file at ``map_uri``, or the whole file."""
 
 
-def build_playlist(segments: Iterable[PlaylistSegment]) -> str:
-    """Return the text of an HLS VOD media playlist of ``segments``.
+def build_playlist(segments: Iterable[PlaylistSegment], *, comments: Iterable[str] = ()) -> str:
+    """Return the text of an HLS VOD media playlist of ``segments``; each of ``comments``
+    is one comment line after the header (``# …``: RFC 8216 §4.1, players ignore it).
 
     Raises ``ValueError`` for a negative duration or byte range, a map range
     without a map, a file without a map after one with a map, or a URI that could
@@ -130,6 +131,7 @@ def build_playlist(segments: Iterable[PlaylistSegment]) -> str:
         "#EXT-X-PLAYLIST-TYPE:VOD",
         f"#EXT-X-TARGETDURATION:{target_duration}",
         "#EXT-X-MEDIA-SEQUENCE:0",
+        *(_comment(text) for text in comments),
         *body,
         "#EXT-X-ENDLIST",
     ]
@@ -158,6 +160,13 @@ def _check_uri(uri: str) -> None:
         raise ValueError(f"segment uri starts with '#' and would be read as a tag: {uri!r}")
     if uri != uri.strip():
         raise ValueError(f"segment uri has surrounding whitespace: {uri!r}")
+
+
+def _comment(text: str) -> str:
+    """A comment line: never a tag (``#EXT``), never more than one line."""
+    if _FORBIDDEN_IN_URI.search(text):
+        raise ValueError(f"a comment must be one line without control characters: {text!r}")
+    return f"# {text}"
 
 
 def _byte_range(byte_range: ByteRange) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Final, Protocol
 
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
+from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.cursors import decode_cursor, encode_cursor
 from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import (
@@ -40,16 +41,13 @@ from video_index.core.keys import (
 from video_index.core.layout import (
     CONTROL_PK,
     RETIRED_SK,
-    RUNS,
     bucket_hour_ms,
     bucket_pk,
     bucket_sk,
-    device_total,
     devices_pk,
     segment_pk,
     segment_sk,
 )
-from video_index.core.ranges import unflatten
 from video_index.core.silence import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_SILENT_AFTER_SECONDS,
@@ -58,8 +56,14 @@ from video_index.core.silence import (
 from video_index.core.timeunits import HOUR_MS, QUARTERS, from_epoch_ms
 from video_index.query.activity import HourCounts
 from video_index.query.calendar import CalendarDay, HourFigures, hours_to_read, month_calendar
-from video_index.query.entries import Entry, KindTotals, Page
-from video_index.query.ranges import CoverageSources, hour_floor, whole_ranges
+from video_index.query.entries import Entry, KindTotals, Page, totals_of
+from video_index.query.ranges import (
+    Coverage,
+    CoverageRead,
+    CoverageSources,
+    hour_floor,
+    whole_ranges,
+)
 
 FILENAME_RE: Final = re.compile(
     r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z_[0-9]{1,9}_[a-z0-9]{1,64}\.[a-z0-9]{1,4}$"
@@ -115,6 +119,7 @@ class Queries:
         generation_ttl_seconds: float = GENERATION_TTL_SECONDS,
         silent_after: Mapping[str, int] = DEFAULT_SILENT_AFTER_SECONDS,
         retention_days: Mapping[str, int] = DEFAULT_RETENTION_DAYS,
+        clock_tolerance_ms: int = DEFAULT_CLOCK_TOLERANCE_SECONDS * 1000,
     ) -> None:
         self._store = store
         self._objects = objects
@@ -125,16 +130,20 @@ class Queries:
         self._generation = _GenerationCache(store, clock, generation_ttl_seconds)
         self.silent_after = silent_after
         self.retention_days = retention_days
+        self.clock_tolerance_ms = clock_tolerance_ms
 
     def generation(self) -> int:
         return self._generation.get()
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
 
     # -- devices -------------------------------------------------------------------------
 
     def device_totals(self, device: str) -> dict[str, KindTotals]:
         """Per kind: segments, bytes, duration, first and last start. One GetItem of
         the device item, which the stream consumer keeps (``n:/b:/d:/f:/l:<kind>``)."""
-        return _totals(self._store.get(devices_pk(self.generation()), device) or {})
+        return totals_of(self._store.get(devices_pk(self.generation()), device) or {})
 
     def retired(self) -> set[str]:
         """The devices an operator retired (never silent): one GetItem of a control item,
@@ -146,13 +155,13 @@ class Queries:
         item_key, retired_key = (devices_pk(self.generation()), device), (CONTROL_PK, RETIRED_SK)
         items = self._store.get_many([item_key, retired_key])
         retired = device in set(items.get(retired_key, {}).get("devices", ()))
-        return _totals(items.get(item_key, {})), retired
+        return totals_of(items.get(item_key, {})), retired
 
     def silent_since(self, totals: dict[str, KindTotals], retired: bool) -> int | None:
         """When the device fell silent (epoch ms), None while it uploads (or is retired)."""
         return silent_since_ms(
             {kind: t.last_start_ms for kind, t in totals.items()},
-            int(self._clock() * 1000),
+            self.now_ms(),
             self.silent_after,
             retired=retired,
         )
@@ -184,12 +193,17 @@ class Queries:
     ) -> list[HourCounts]:
         """One Query: the bucket items of one kind for the UTC hours ``[first, last]``
         (≤ 745 small items for 31 days: one page)."""
-        items = self._store.query_range(
+        return [_hour_counts(item) for item in self.hour_items(device, kind, first_ms, last_ms)]
+
+    def hour_items(
+        self, device: str, kind: str, first_ms: int, last_ms: int
+    ) -> Iterator[dict[str, Any]]:
+        """The bucket items of one kind for the UTC hours ``[first, last]``: one Query."""
+        return self._store.query_range(
             bucket_pk(self.generation(), device),
             bucket_sk(kind, first_ms),
             bucket_sk(kind, last_ms),
         )
-        return [_hour_counts(item) for item in items]
 
     # -- segments and ranges -------------------------------------------------------------
 
@@ -224,8 +238,7 @@ class Queries:
                     yield entry
 
     def _fresh_from_ms(self) -> int:
-        now_ms = int(self._clock() * 1000)
-        return now_ms - self._fresh_window_ms
+        return self.now_ms() - self._fresh_window_ms
 
     def _listed(self, device: str, kind: str, start_ms: int, end_ms: int) -> Iterator[Entry]:
         """Current objects whose start lies in ``[start_ms, end_ms)``, from S3 itself."""
@@ -238,7 +251,7 @@ class Queries:
                 if isinstance(classified, ValidKey):
                     segment = classified.segment
                     if start_ms <= segment.start_ms < end_ms:
-                        found.append(Entry.of_key(segment, obj.size, obj.etag))
+                        found.append(Entry.of_key(segment, obj.size, obj.etag, obj.received_ms))
             yield from sorted(found, key=lambda e: e.filename)
             hour += HOUR_MS
 
@@ -303,30 +316,34 @@ class Queries:
         return positions
 
     def ranges(self, device: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
-        """Whole continuous ranges intersecting the window (not clipped to it).
+        """Whole continuous ranges intersecting the window (not clipped to it)."""
+        return self.coverage(device, start_ms, end_ms).ranges
 
-        The video buckets' hour coverage, and the segment entries for the recent
-        part (from the hour the fresh window starts in): one bucket Query for a day
-        whose ranges end within a day of it, plus one segment Query when the window
-        reaches the recent part; more while a range runs on (query/ranges.py).
+    def coverage(self, device: str, start_ms: int, end_ms: int) -> Coverage:
+        """Whole continuous ranges intersecting the window, with the overlaps read.
+
+        The video buckets' hour coverage (and overlaps ``o``), and the segment entries
+        for the recent part (from the hour the fresh window starts in): one bucket Query
+        for a day whose ranges end within a day of it, plus one segment Query when the
+        window reaches the recent part; more while a range runs on (query/ranges.py).
         """
         generation = self.generation()
+        read = CoverageRead(self.gap_tolerance_ms)
 
-        def hours(low_ms: int, high_ms: int) -> Iterator[tuple[int, int]]:
+        def hours(low_ms: int, high_ms: int) -> list[tuple[int, int]]:
             items = self._store.query_range(
                 bucket_pk(generation, device),
                 bucket_sk("video", low_ms),
                 bucket_sk("video", high_ms - HOUR_MS),
             )
-            for item in items:
-                yield from unflatten(item.get(RUNS, ()))
+            return read.hours(items)
 
-        def recent(low_ms: int, high_ms: int) -> Iterator[tuple[int, int]]:
-            for entry in self.window_entries(device, "video", low_ms, high_ms):
-                yield entry.start_ms, entry.end_ms
+        def recent(low_ms: int, high_ms: int) -> list[tuple[int, int]]:
+            entries = self.window_entries(device, "video", low_ms, high_ms)
+            return read.files([(entry.start_ms, entry.end_ms) for entry in entries])
 
         sources = CoverageSources(hours, recent, hour_floor(self._fresh_from_ms()))
-        return whole_ranges(sources, start_ms, end_ms, self.gap_tolerance_ms)
+        return read.result(whole_ranges(sources, start_ms, end_ms, self.gap_tolerance_ms))
 
     # -- single segment ------------------------------------------------------------------
 
@@ -369,20 +386,6 @@ def _hour_figures(item: dict[str, Any]) -> HourFigures:
         return a, b, c, d
 
     return HourFigures(hour_ms, four("n"), four("b"), four("d"), four("c"))
-
-
-def _totals(item: dict[str, Any]) -> dict[str, KindTotals]:
-    def optional(name: str, kind: str) -> int | None:
-        value = item.get(device_total(name, kind))
-        return int(value) if value is not None else None
-
-    totals: dict[str, KindTotals] = {}
-    for name, value in item.items():
-        figure, _, kind = name.partition(":")
-        if figure == "n" and kind and int(value) > 0:  # n = 0: every segment is gone
-            b, d, f, last = (optional(figure, kind) for figure in "bdfl")
-            totals[kind] = KindTotals(int(value), b or 0, d or 0, f, last)
-    return totals
 
 
 def _hour_counts(item: dict[str, Any]) -> HourCounts:

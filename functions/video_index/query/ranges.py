@@ -26,12 +26,13 @@ exceeds :data:`MAX_RANGE_READ_MS`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-from video_index.core.ranges import merge_ranges
-from video_index.core.timeunits import DAY_MS, HOUR_MS
+from video_index.core.layout import OVERLAPS, RUNS
+from video_index.core.ranges import covering, merge_ranges, unflatten
+from video_index.core.timeunits import DAY_MS, HOUR_MS, QUARTERS
 
 #: How far a ranges query follows a range beyond its window before it stops.
 MAX_RANGE_READ_MS: Final = 400 * DAY_MS
@@ -63,6 +64,53 @@ class CoverageSources:
         if cut < end_ms:
             spans += self.recent(cut, end_ms)
         return spans
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """A window's whole ranges, and what the reads met on the way."""
+
+    ranges: list[Span]
+    #: Moments two video files or more cover (merged), from the buckets' ``o`` and the
+    #: recent files: a camera clock that jumped back (docs/api.md#ranges).
+    overlaps: list[Span]
+    #: The longest typical file length read: per quarter hour ``d / n`` of the buckets,
+    #: each file's length in the recent part (0 when nothing was read).
+    file_ms: int
+
+
+@dataclass
+class CoverageRead:
+    """Collects overlaps and file lengths while the readers serve coverage."""
+
+    gap_tolerance_ms: int
+    overlaps: list[Span] = field(default_factory=list)
+    file_ms: int = 0
+
+    def hours(self, items: Iterable[Mapping[str, Any]]) -> list[Span]:
+        """The coverage of bucket items (their ``r``), noting their overlaps and lengths."""
+        spans: list[Span] = []
+        for item in items:
+            spans += unflatten(item.get(RUNS, ()))
+            self.overlaps += unflatten(item.get(OVERLAPS, ()))
+            for q in range(QUARTERS):
+                count = int(item.get(f"n{q}", 0))
+                if count > 0:
+                    self.file_ms = max(self.file_ms, int(item.get(f"d{q}", 0)) // count)
+        return spans
+
+    def files(self, spans: list[Span]) -> list[Span]:
+        """The coverage of files read whole, noting their overlaps and lengths."""
+        self.overlaps += unflatten(covering(spans, self.gap_tolerance_ms)[1])
+        self.file_ms = max([self.file_ms, *(end - start for start, end in spans)])
+        return spans
+
+    def result(self, ranges: list[Span]) -> Coverage:
+        """The ranges, with the overlaps longer than the tolerance (a file at an hour's edge
+        may leave a sliver of a few frames in the next hour's ``o``)."""
+        overlaps = merge_ranges(self.overlaps, 0)
+        longer = [(s, e) for s, e in overlaps if e - s > self.gap_tolerance_ms]
+        return Coverage(ranges, longer, self.file_ms)
 
 
 def hour_floor(epoch_ms: int) -> int:

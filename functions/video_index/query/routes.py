@@ -28,6 +28,7 @@ from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
 from video_index.core.timeunits import iso_ms
 from video_index.query.activity import activity, hours_to_read, parse_step, step_bounds
 from video_index.query.calendar import parse_zone
+from video_index.query.copies import one_copy_per_moment
 from video_index.query.devices import calendar_out, device_out
 from video_index.query.entries import Entry, KindTotals
 from video_index.query.models import (
@@ -36,7 +37,6 @@ from video_index.query.models import (
     CalendarOut,
     DeviceOut,
     DevicePage,
-    RangeOut,
     RangesOut,
     SegmentOut,
     SegmentPage,
@@ -49,13 +49,16 @@ from video_index.query.playlist import (
     build_playlist,
 )
 from video_index.query.queries import Queries
+from video_index.query.shapes import ranges_out
+from video_index.query.timeline import Timeline
 
 OVERLAY_KINDS: Final = ("sensor", "analysis")
 #: The annotations an entry carries at most (each up to ~48 KB of JSON); an entry with
 #: more says ``annotations_truncated`` and the annotations route lists them all.
 MAX_JOINED_ANNOTATIONS: Final = 20
-#: The ranges one answer lists at most (~70 bytes each: ~2.8 MB).
-MAX_RANGES: Final = 40_000
+#: The ranges one answer lists at most: ~70 bytes each, and as many gaps of ~120 bytes
+#: (each with its reason) between them: ~4.8 MB.
+MAX_RANGES: Final = 25_000
 #: The single-segment route's path parameters, bounded in the document; their rules
 #: (docs/keys.md) are checked by :func:`video_index.api.params.segment`, naming the one
 #: broken (a schema pattern would answer the same 400 with a less helpful message).
@@ -175,21 +178,22 @@ def get_activity(
     "/devices/<device>/ranges", openapi_extensions=allow(Role.VIEWER), responses=responses()
 )
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
+    """The window's whole ranges, its overlaps and a reason for every gap (docs/api.md)."""
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
-    spans = service(Queries).ranges(device, start_ms, end_ms)
-    if len(spans) > MAX_RANGES:
-        fits_to = iso_ms(spans[MAX_RANGES - 1][1])
-        raise BadInput(
-            "to",
-            f"the window holds more than {MAX_RANGES:,} continuous ranges (a 6 MB answer); "
-            f"ask for a shorter window, e.g. to={fits_to}",
-        )
-    return RangesOut(
-        device=device,
-        from_=iso_ms(start_ms),
-        to=iso_ms(end_ms),
-        ranges=[RangeOut(start=iso_ms(s), end=iso_ms(e)) for s, e in spans],
+    answer = service(Timeline).answer(device, start_ms, end_ms)
+    spans = answer.ranges
+    fitting = MAX_RANGES
+    if len(spans) <= MAX_RANGES:
+        out = ranges_out(device, start_ms, end_ms, answer)
+        size = answer_bytes(out.model_dump(mode="json", by_alias=True))
+        if size <= PAGE_BUDGET_BYTES:
+            return out
+        fitting = max(1, len(spans) * PAGE_BUDGET_BYTES // size - 1)  # gaps told at length
+    raise BadInput(
+        "to",
+        f"the window holds more continuous ranges and gaps than one answer lists (6 MB); "
+        f"ask for a shorter window, e.g. to={iso_ms(spans[fitting - 1][1])}",
     )
 
 
@@ -263,7 +267,10 @@ def get_playlist(
     listed = list(islice(entries, MAX_PLAYLIST_FILES + 1))
     if len(listed) > MAX_PLAYLIST_FILES:
         raise BadInput("to", _too_many_files(start_ms, listed[-1].start_ms))
-    body = build_playlist(playlist_segments(listed))
+    # Each moment once: of files that overlap (a clock that jumped back), one copy plays
+    # and the playlist says which (docs/playback.md#overlapping-copies).
+    choice = one_copy_per_moment(listed, service(Queries).gap_tolerance_ms)
+    body = build_playlist(playlist_segments(choice.kept), comments=choice.notes())
     return Response(status_code=200, content_type=CONTENT_TYPE, body=body)
 
 

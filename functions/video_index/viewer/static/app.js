@@ -217,6 +217,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   state.day = {
     start, end,
     ranges: answer.ranges.map((r) => ({ ...r, startMs: parseIso(r.start), endMs: parseIso(r.end) })),
+    gaps: answer.gaps.map((g) => ({ ...g, startMs: parseIso(g.start), endMs: parseIso(g.end) })),
   };
   const hours = Math.round((end - start) / 3_600_000);
   ui.dayTitle.textContent = `${dayTitle(date)}${hours === 24 ? "" : ` (${hours} hours)`}`;
@@ -236,7 +237,7 @@ async function openDay(date, { t = null, push = true } = {}) {
 function drawTimeline(items) {
   if (!state.day) return;
   timeline.render({
-    start: state.day.start, end: state.day.end, zone: state.zone, ranges: state.day.ranges,
+    start: state.day.start, end: state.day.end, zone: state.zone, ranges: state.day.ranges, gaps: state.day.gaps,
     annotated: items.map(spanOf).filter(Boolean),
   });
   dayMarks.draw();

@@ -1,11 +1,12 @@
 // A local day as a 24-hour bar (23 or 25 hours on a DST change): the continuous ranges as
-// they are (gaps visible), annotated spans under them, hour marks in the chosen zone, and a
+// they are (gaps visible, each saying why on hover), annotated spans under them, hour marks in the chosen zone, and a
 // cursor at the playing moment. A click anywhere picks that moment; so do Enter or Space on
 // the focused bar after moving its cursor with the arrow keys (a minute; Shift: ten;
 // Page Up/Down: an hour; Home/End: the day's ends).
 
 import { h, clear } from "./dom.js";
 import { duration } from "./format.js";
+import { gapAt, gapText } from "./gaps.js";
 import { clockTime, hourMarks, iso, parseIso } from "./zones.js";
 
 export class Timeline {
@@ -32,10 +33,11 @@ export class Timeline {
     this.track.addEventListener("keydown", (event) => this.onKey(event));
   }
 
-  /** Draw [start, end) of the day with its ranges ({start, end} as the API gives them) and
-   * annotated spans ([fromMs, toMs] pairs). */
-  render({ start, end, zone, ranges, annotated = [] }) {
-    this.day = { start, end, zone };
+  /** Draw [start, end) of the day with its ranges ({start, end} as the API gives them), its
+   * gaps ({startMs, endMs, reason, deletion}: each says why on hover) and annotated spans
+   * ([fromMs, toMs] pairs). */
+  render({ start, end, zone, ranges, gaps = [], annotated = [] }) {
+    this.day = { start, end, zone, gaps };
     this.spans = ranges.map((range) => [parseIso(range.start), parseIso(range.end)]);
     const span = end - start;
     const left = (ms) => `${(100 * (Math.max(ms, start) - start)) / span}%`;
@@ -48,6 +50,13 @@ export class Timeline {
         class: "range", "data-testid": "range", "data-start": range.start, "data-end": range.end,
         title: `${clockTime(from, zone)} – ${clockTime(to, zone)} (${duration(to - from)})`,
         style: { left: left(from), width: width(from, to) },
+      }));
+    }
+    for (const gap of gaps) {
+      this.track.append(h("div", {
+        class: "gap", "data-testid": "gap", "data-reason": gap.reason, "data-start": gap.start,
+        "data-end": gap.end, title: gapText(gap, zone),
+        style: { left: left(gap.startMs), width: width(gap.startMs, gap.endMs) },
       }));
     }
     for (const [from, to] of annotated) {
@@ -108,7 +117,8 @@ export class Timeline {
     if (!this.day) return;
     const ms = this.msAt(clientX);
     this.hover.hidden = false;
-    this.hover.textContent = clockTime(ms, this.day.zone);
+    const gap = gapAt(this.day.gaps, ms);
+    this.hover.textContent = clockTime(ms, this.day.zone) + (gap ? ` · ${gap.reason}` : "");
     this.hover.style.left = `${(100 * (ms - this.day.start)) / (this.day.end - this.day.start)}%`;
   }
 
