@@ -34,6 +34,7 @@ from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports, VideoEntries
 from video_index.media.frames import Frames
 from video_index.media.renditions import Renditions
+from video_index.query.live import LiveEdge
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
 
@@ -57,6 +58,8 @@ class ApiServices:
     frames: Frames | None = None
     #: The key page cursors are sealed with (docs/api.md#pages-and-cursors).
     cursor_key: CursorKey | None = None
+    #: The newest files of each device (the live playlist, docs/playback.md#live).
+    live: LiveEdge | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -79,6 +82,7 @@ class ApiServices:
                     DeletionJobs: self.deletions,
                     Holds: self.holds,
                     CursorKey: self.cursor_key,
+                    LiveEdge: self.live,
                 }
             )
         return self._by_type
@@ -120,6 +124,7 @@ def build_api_services(
         deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
         holds=build_holds(settings, clients, clock),
         cursor_key=cursor_key(settings, clients),
+        live=LiveEdge(store, queries.generation),
     )
 
 
