@@ -26,7 +26,7 @@ from video_index.query.playlist import (
     build_live_playlist,
     build_playlist,
 )
-from worlds.api_world import ApiWorld, at, iso, make_world
+from worlds.api_world import NOW, ApiWorld, at, iso, make_world
 
 DEVICE = "cam-live"
 
@@ -67,9 +67,11 @@ def test_a_live_playlist_lists_its_files_as_a_window_does_without_an_end() -> No
         utc(BASE_MS + i * 2000) for i in range(4)
     ]
     assert playlist.target_duration == 2
-    # And the media and discontinuity sequences are the first file's number: its start
-    # over the 2-second spacing
-    assert playlist.media_sequence == playlist.discontinuity_sequence == BASE_MS // 2000
+    # And the media sequence is the first file's number: its start over the 2-second
+    # spacing; the discontinuity sequence its number since the UTC day began (12:00 is
+    # 21,600 files of 2 s into the day)
+    assert playlist.media_sequence == BASE_MS // 2000
+    assert playlist.discontinuity_sequence == 12 * 3600 // 2
 
 
 def test_a_live_playlist_of_fragmented_mp4_maps_each_file() -> None:
@@ -125,6 +127,7 @@ def test_each_file_keeps_its_number_as_the_window_slides(
     ]
     first_numbers: list[int] = []
     numbers: dict[str, int] = {}
+    discontinuities: dict[str, int] = {}
     # When its newest files are listed after each upload, as the live route does
     for uploaded in range(1, len(camera) + 1):
         newest = camera[max(0, uploaded - LIVE_FILES) : uploaded]
@@ -132,14 +135,20 @@ def test_each_file_keeps_its_number_as_the_window_slides(
         first_numbers.append(playlist.media_sequence)
         for position, segment in enumerate(playlist.segments):
             number = playlist.media_sequence + position
-            # Then a file has one number in every poll that lists it
+            discontinuity = playlist.discontinuity_sequence + position
+            # Then a file has one number in every poll that lists it, and one discontinuity
+            # number (each file is its own discontinuity)
             assert numbers.setdefault(segment.uri, number) == number, segment.uri
+            assert discontinuities.setdefault(segment.uri, discontinuity) == discontinuity
     # And file k's number is file 0's plus k (the test's own count)
     assert [numbers[f"media/k{k}.ts"] - numbers["media/k0.ts"] for k in range(60)] == list(
         range(60)
     )
     # And the media sequence never went back
     assert first_numbers == sorted(first_numbers)
+    # And the discontinuity numbers stay small (hls.js scans its per-discontinuity
+    # timestamps from 0 at every reload): under a day's count of files
+    assert max(discontinuities.values()) < 86_400
 
 
 def test_the_media_sequence_moves_forward_across_a_gap() -> None:
@@ -187,6 +196,35 @@ def test_the_route_lists_the_newest_files_of_the_device(world: ApiWorld) -> None
     assert [s.program_date_time for s in playlist.segments] == [s.start for s in segments[-6:]]
     assert not playlist.is_endlist
     assert playlist.media_sequence == int(segments[-6].start.timestamp() * 1000) // 2000
+
+
+def test_a_file_uploaded_before_ingest_saw_it_is_listed_from_s3(world: ApiWorld) -> None:
+    # Given a camera's files up to a few seconds before now, the newest two not yet ingested
+    # (their events still on their way)
+    start = NOW - timedelta(seconds=40)
+    segments = [
+        world.put(
+            "video", DEVICE, start + timedelta(seconds=2 * k), 2000, media="ts", notify=k < 18
+        )
+        for k in range(20)
+    ]
+    lists = _count_s3(world, "ListObjectsV2")
+    # When its live playlist is asked for
+    status, body, _ = world.get(f"/devices/{DEVICE}/live.m3u8")
+    # Then it lists the six newest, those two among them, with one S3 LIST
+    assert status == 200
+    assert [s.uri for s in m3u8.loads(body).segments] == [
+        f"media/{s.filename}" for s in segments[-6:]
+    ]
+    assert len(lists) == 1
+
+
+def _count_s3(world: ApiWorld, operation: str) -> list[dict[str, object]]:
+    calls: list[dict[str, object]] = []
+    world.s3.meta.events.register(
+        f"provide-client-params.s3.{operation}", lambda params, **_: calls.append(params)
+    )
+    return calls
 
 
 def test_a_deleted_newest_file_leaves_the_live_playlist(world: ApiWorld) -> None:

@@ -124,7 +124,7 @@ def build_api_services(
         deletions=build_deletion_jobs(settings, clients) if settings.deletions_table else None,
         holds=build_holds(settings, clients, clock),
         cursor_key=cursor_key(settings, clients),
-        live=LiveEdge(store, queries.generation),
+        live=LiveEdge(store, objects, queries.generation, clock),
     )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "PlaylistSegment",
     "build_live_playlist",
     "build_playlist",
+    "discontinuity_sequence",
     "media_sequence",
 ]
 
@@ -57,6 +58,7 @@ CONTENT_TYPE: Final = "application/vnd.apple.mpegurl"
 SEQUENCE_UNIT_STEP_MS: Final = 100
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_DAY_MS: Final = 24 * 3600 * 1000
 
 # RFC 8216 §4.1 forbids the C0/C1 control characters in a playlist (CR and LF
 # only as line terminators). U+2028/U+2029 are line breaks for many parsers
@@ -109,19 +111,17 @@ def build_live_playlist(segments: Iterable[PlaylistSegment]) -> str:
     """Return the text of an HLS live (sliding window) media playlist of ``segments``, the
     newest files of a camera (docs/playback.md, "Live"): the files listed as
     :func:`build_playlist` lists them, without ``EXT-X-ENDLIST`` and without a playlist
-    type (the server removes files from its start as new ones come), and numbered from
-    their start times (:func:`media_sequence`): ``EXT-X-MEDIA-SEQUENCE`` and
-    ``EXT-X-DISCONTINUITY-SEQUENCE`` are the first listed file's number, since every file
-    is its own discontinuity. No files: an empty playlist (players wait and ask again).
-    Raises ``ValueError`` as :func:`build_playlist` does."""
+    type (the server removes files from its start as new ones come), numbered from their
+    start times (:func:`media_sequence`, :func:`discontinuity_sequence`). No files: an
+    empty playlist (players wait and ask again). Raises ``ValueError`` as
+    :func:`build_playlist` does."""
     listing = _listing(segments)
-    sequence = media_sequence(listing.kept)
     lines = [
         "#EXTM3U",
         f"#EXT-X-VERSION:{listing.version}",
         f"#EXT-X-TARGETDURATION:{listing.target_duration}",
-        f"#EXT-X-MEDIA-SEQUENCE:{sequence}",
-        f"#EXT-X-DISCONTINUITY-SEQUENCE:{sequence}",
+        f"#EXT-X-MEDIA-SEQUENCE:{media_sequence(listing.kept)}",
+        f"#EXT-X-DISCONTINUITY-SEQUENCE:{discontinuity_sequence(listing.kept)}",
         *listing.body,
     ]
     return "\n".join(lines) + "\n"
@@ -129,8 +129,7 @@ def build_live_playlist(segments: Iterable[PlaylistSegment]) -> str:
 
 def media_sequence(kept: Sequence[PlaylistSegment]) -> int:
     """The media sequence number of the first of ``kept`` (files in start order): its start
-    over the files' spacing, rounded — the median duration to the nearest
-    :data:`SEQUENCE_UNIT_STEP_MS` (at least one step).
+    over the files' spacing (:func:`sequence_unit_ms`), rounded.
 
     RFC 8216 numbers the files of a playlist consecutively and a file keeps its number
     across reloads (§6.2.2); a live window slides, so the number cannot be a position in
@@ -138,18 +137,41 @@ def media_sequence(kept: Sequence[PlaylistSegment]) -> int:
     file's own count since the epoch: each file keeps one number, the next file's is one
     more, and the number only grows as the window slides. Rounding the spacing absorbs a
     file a frame longer or shorter; rounding the quotient absorbs starts a few
-    milliseconds off a cameras' grid. After a gap the numbers jump forward by about the
+    milliseconds off a camera's grid. After a gap the numbers jump forward by about the
     gap over the spacing, which is also where hls.js expects the later files (it
     extrapolates a jump at the target duration). A camera whose files change length
     starts a new numbering (the number may then go back once); files of irregular
     lengths keep increasing numbers but not always one apart."""
     if not kept:
         return 0
-    durations = sorted(s.duration_ms for s in kept)
-    median = durations[len(durations) // 2]
-    step = SEQUENCE_UNIT_STEP_MS
-    unit = max(step, (median + step // 2) // step * step)
+    unit = sequence_unit_ms(kept)
     return (kept[0].start_ms + unit // 2) // unit
+
+
+def discontinuity_sequence(kept: Sequence[PlaylistSegment]) -> int:
+    """The discontinuity sequence number of the first of ``kept``: every file is its own
+    discontinuity, so it moves with the media sequence (RFC 8216 §6.2.2: one more per file
+    removed), counted from the first file of the first's UTC day rather than from the epoch.
+
+    A discontinuity number is an index into hls.js's per-discontinuity timestamps (a sparse
+    array it scans from 0 at every reload): the epoch's count, about 9 × 10^8 for 2-second
+    files, froze its page for 15 s at each reload; a day's count stays under 86,400 even for
+    1-second files. At midnight (UTC) it starts again from 0, the one place it goes back;
+    hls.js carries its own count across by the files both playlists list."""
+    if not kept:
+        return 0
+    unit = sequence_unit_ms(kept)
+    day_start = kept[0].start_ms - kept[0].start_ms % _DAY_MS
+    return media_sequence(kept) - (day_start + unit // 2) // unit
+
+
+def sequence_unit_ms(kept: Sequence[PlaylistSegment]) -> int:
+    """The files' spacing as numbering sees it: their median duration rounded to the nearest
+    :data:`SEQUENCE_UNIT_STEP_MS` (at least one step)."""
+    durations = sorted(s.duration_ms for s in kept)
+    median = durations[len(durations) // 2] if durations else 0
+    step = SEQUENCE_UNIT_STEP_MS
+    return max(step, (median + step // 2) // step * step)
 
 
 @dataclass(frozen=True, slots=True)
