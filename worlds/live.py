@@ -23,7 +23,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from video_index.media.synthetic import ContainerName, synthetic_clip
 from video_index.upload import upload_segment
@@ -41,31 +41,52 @@ _PAGE: Final = """<!doctype html>
 <body><video id="video" muted playsinline></video>
 <script type="module">
 import Hls from "./hls.mjs";
+import { liveAddress } from "./live.js";
 import { Player } from "./player.js";
 const video = document.getElementById("video");
 const state = window.__watch = {
-  frames: [], waiting: 0, seeks: 0, stalls: [], errors: [], playing: false,
+  frames: [], waiting: 0, waits: [], seeks: 0, stalls: [], errors: [], playing: false,
 };
 const player = window.__player = new Player(video, {
   onMoment: () => {}, onEnded: () => {}, onError: (message) => state.errors.push(message),
 });
 video.addEventListener("playing", () => { state.playing = true; });
-// A stall: the picture waits for data while playing (not while a seek lands).
+// Each "waiting" once playing (but a seek's): when, where, what was buffered, and how long
+// until the next picture came on screen (a blip of a few ms, or a stall).
+let pending = null;
 video.addEventListener("waiting", () => {
-  if (state.playing && !video.seeking) state.waiting += 1;
+  if (!state.playing || video.seeking) return;
+  state.waiting += 1;
+  const ranges = [...Array(video.buffered.length).keys()]
+    .map((i) => [video.buffered.start(i), video.buffered.end(i)]);
+  pending = { at: Date.now(), since: performance.now(), position: video.currentTime, ranges };
 });
 video.addEventListener("seeking", () => { if (state.playing) state.seeks += 1; });
-const onFrame = (_now, meta) => {
+const onFrame = (now, meta) => {
+  if (pending) {
+    state.waits.push({ ...pending, frozen_ms: now - pending.since, since: undefined });
+    pending = null;
+  }
   const moment = player.momentAt(meta.mediaTime);
   const at = performance.timeOrigin + meta.expectedDisplayTime;
   if (moment !== null) state.frames.push([at, moment]);
   video.requestVideoFrameCallback(onFrame);
 };
 video.requestVideoFrameCallback(onFrame);
-window.__start = (device) => {
-  player.playLive(device);
+window.__finish = () => {  // a wait no picture ended: frozen until now
+  if (pending) state.waits.push({ ...pending, frozen_ms: performance.now() - pending.since });
+  pending = null;
+  return state;
+};
+// The viewer's live player, or (plain) hls.js's own live options and no follower.
+window.__start = (device, plain) => {
+  const now = performance.now();
+  if (plain) player.load(liveAddress(device), { autoStartLoad: true }, now, () => null);
+  else player.playLive(device);
   player.hls.on(Hls.Events.ERROR, (_event, data) => {
-    state.stalls.push(data.type + "/" + data.details + (data.fatal ? " (fatal)" : ""));
+    const what = data.type + "/" + data.details + (data.fatal ? " (fatal)" : "");
+    const buffer = typeof data.buffer === "number" ? data.buffer : null;  // s ahead (stalls)
+    state.stalls.push({ what, buffer, at: Date.now() });
   });
 };
 </script></body></html>
@@ -161,18 +182,85 @@ class PlaylistWatch(threading.Thread):
 class Watched:
     """What the page saw: (presented at, epoch ms; moment shown, epoch ms) per frame,
     ``waiting`` events once playing (but those of a seek), seeks once playing (the
-    follower's join), hls.js errors, player errors."""
+    follower's join), hls.js errors, player errors.
+
+    A stall is **starved** when the buffer held less than :data:`FED_S` ahead of the
+    picture: the live edge did not bring the next file in time, the player's fault or the
+    product's. A stall with seconds buffered ahead is a **hiccup**: the page did not get
+    to decode in time (on a 2-core machine shared with a test suite, Chromium's decoder and
+    compositor wait for the CPU now and then). Both are reported; only starvation says the
+    live edge is wrong."""
+
+    #: A ``waiting`` counts as a stall when the next picture came this much later or more
+    #: (Chromium reports a dip of its decoded-frame queue, recovered within a millisecond,
+    #: now and then: no picture is late then).
+    STALL_MS: ClassVar[float] = 100.0
+    #: Buffered ahead of the picture (s) below which a stall is starvation.
+    FED_S: ClassVar[float] = 0.5
+    #: hls.js errors that say nothing about the stream, each with why.
+    HARMLESS: ClassVar[frozenset[str]] = frozenset(
+        {
+            # hls.js cancels its own request for a file's init when a playlist reload
+            # replaced the file's record meanwhile, and asks again at once.
+            "networkError/aborted",
+        }
+    )
 
     frames: list[tuple[float, float]]
     waiting: int
+    #: Each such ``waiting``: when (epoch ms), the position, the buffered ranges, and
+    #: ``frozen_ms``: until the next picture was presented.
+    waits: list[dict[str, Any]]
     seeks: int
-    stalls: list[str]
+    #: Each hls.js error: ``what`` ("type/details"), ``buffer`` (s ahead, for stalls), ``at``.
+    stalls: list[dict[str, Any]]
     errors: list[str]
 
+    @property
+    def frozen(self) -> list[dict[str, Any]]:
+        """The ``waiting`` events after which no picture came for :data:`STALL_MS` or more,
+        each with ``ahead``: the seconds buffered ahead of the picture then."""
+        return [
+            {**w, "ahead": _ahead(w["position"], w["ranges"])}
+            for w in self.waits
+            if w.get("frozen_ms", self.STALL_MS) >= self.STALL_MS
+        ]
 
-def watch_live(browser: Any, viewer: str, device: str, seconds: float) -> Watched:
+    @property
+    def stalled(self) -> list[dict[str, Any]]:
+        """hls.js's stall errors, and the frozen ``waiting`` events."""
+        stalls = [s for s in self.stalls if s["what"] == "mediaError/bufferStalledError"]
+        return [*({"ahead": s["buffer"], **s} for s in stalls), *self.frozen]
+
+    @property
+    def starved(self) -> list[dict[str, Any]]:
+        return [s for s in self.stalled if s["ahead"] is None or s["ahead"] < self.FED_S]
+
+    @property
+    def hiccups(self) -> list[dict[str, Any]]:
+        return [s for s in self.stalled if s["ahead"] is not None and s["ahead"] >= self.FED_S]
+
+    @property
+    def unexpected_errors(self) -> list[str]:
+        """hls.js errors but stalls (judged above) and the harmless ones."""
+        return [
+            s["what"]
+            for s in self.stalls
+            if s["what"] not in self.HARMLESS and s["what"] != "mediaError/bufferStalledError"
+        ]
+
+
+def _ahead(position: float, ranges: list[list[float]]) -> float:
+    """Seconds buffered from ``position`` on (0 outside every range)."""
+    return next((end - position for start, end in ranges if start <= position < end), 0.0)
+
+
+def watch_live(
+    browser: Any, viewer: str, device: str, seconds: float, *, plain: bool = False
+) -> Watched:
     """Follow ``device``'s live playlist for ``seconds`` in the viewer's player on a page of
-    the viewer's origin (``viewer``: the viewer's address, e.g. ``http://…/viewer``)."""
+    the viewer's origin (``viewer``: the viewer's address, e.g. ``http://…/viewer``); with
+    ``plain``, hls.js with its own live options and no follower (a baseline)."""
     folder = viewer.rstrip("/") + "/"
     # The page has no address (Playwright serves it): Chromium's Local Network Access takes
     # it for a public site and refuses its requests to loopback servers unless allowed.
@@ -186,14 +274,15 @@ def watch_live(browser: Any, viewer: str, device: str, seconds: float) -> Watche
         page.goto(f"{folder.rstrip('/')}{PAGE_PATH}", wait_until="load")
         page.wait_for_function("window.__watch !== undefined", timeout=10_000)
         context.unroute_all(behavior="wait")
-        page.evaluate("(device) => window.__start(device)", device)
+        page.evaluate("([device, plain]) => window.__start(device, plain)", [device, plain])
         page.wait_for_timeout(seconds * 1000)  # watching is the point: a real-time span
-        state: dict[str, Any] = page.evaluate("() => window.__watch")
+        state: dict[str, Any] = page.evaluate("() => window.__finish()")
     finally:
         context.close()
     return Watched(
         frames=[(float(a), float(b)) for a, b in state["frames"]],
         waiting=int(state["waiting"]),
+        waits=list(state["waits"]),
         seeks=int(state["seeks"]),
         stalls=list(state["stalls"]),
         errors=list(state["errors"]),

@@ -6,8 +6,12 @@ its wall-clock end has passed (:class:`worlds.live.LiveCamera`); the viewer's ow
 ``live.m3u8`` for a minute (five in ``make test-deep``), while the test polls the playlist
 four times a second too. Then:
 
-* no stall: no ``waiting`` event once playing (but while its one join seek lands), no
-  hls.js error, no player error;
+* the live edge never starved the player: no stall (hls.js's ``bufferStalledError``, or a
+  ``waiting`` once playing — but its one join seek's — after which the next picture came
+  100 ms or more later) with less than half a second buffered ahead of the picture; no
+  player error, no hls.js error but those named harmless. Stalls with seconds buffered
+  ahead (the page waiting for the CPU of a machine shared with a test suite) are counted
+  and reported as hiccups (:class:`worlds.live.Watched`);
 * every segment uploaded meanwhile was shown, in order, none skipped;
 * each one's first frame came on screen at most one segment duration + 2 s after its
   upload finished (the issue's goal), the median and worst written to
@@ -82,13 +86,17 @@ def test_hls_js_follows_a_camera_at_the_live_edge(
         "upload_to_shown_s": {"median": figures.median, "worst": figures.worst},
         "goal_s": figures.goal_s,
         "waiting": watched.waiting,
+        "starved": watched.starved,
+        "hiccups": watched.hiccups,
         "seeks": watched.seeks,
-        "stalls": watched.stalls,
+        "errors": watched.unexpected_errors + watched.errors,
     }
     (ARTIFACTS / f"live-{container}-{seconds}s.json").write_text(json.dumps(report, indent=2))
     print(f"live {container} {seconds} s: {json.dumps(report)}")
-    # Then it never stalled, and sought at most once (joining at the lag it then holds)
-    assert watched.errors == [] and watched.stalls == [] and watched.waiting == 0, report
+    # Then the live edge never starved it, nothing failed, and it sought at most once
+    # (joining at the lag it then holds)
+    assert watched.starved == [], report
+    assert watched.errors == [] and watched.unexpected_errors == [], report
     assert watched.seeks <= 1, report
     # And it showed every segment uploaded while it watched, in order, none skipped
     starts = [s.start_ms for s in camera.uploaded]

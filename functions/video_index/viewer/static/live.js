@@ -11,14 +11,16 @@
 
 import { devicePath, url } from "./api.js";
 
-/** Beyond two segment durations: the upload listed, the file fetched, and room for both to
- * take longer now and then (tests/media/test_live_local.py measures the whole). */
-export const LIVE_MARGIN_MS = 1000;
+/** Beyond two segment durations: the upload listed, the file fetched and appended, and the
+ * half second of pictures Chromium wants queued ahead before it plays on (with less it
+ * stops and waits); tests/media/test_live_local.py measures the whole. */
+export const LIVE_MARGIN_MS = 1500;
 /** hls.js options for a live playlist: start two segments behind the playlist's end (the
  * follower then holds the lag); hls.js never jumps by itself while the picture stays within
  * the playlist. */
 export const LIVE_HLS = {
   liveSyncDurationCount: 2,
+  liveDurationInfinity: true,
   liveMaxLatencyDurationCount: Infinity,
   maxLiveSyncPlaybackRate: 1,
   maxBufferLength: 10,

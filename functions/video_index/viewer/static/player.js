@@ -209,6 +209,7 @@ export class Player {
       this.follower.stop();
       this.follower = null;
       this.video.playbackRate = this.video.defaultPlaybackRate;
+      delete this.video.dataset.liveLagMs;
     }
     if (this.hls) {
       this.hls.destroy();
