@@ -85,6 +85,7 @@ VIEWER_ROUTES: Final = {
     "GET/devices/*/segments",
     "GET/devices/*/segments/*/*",
     "GET/devices/*/playlist.m3u8",
+    "GET/devices/*/live.m3u8",
     "GET/devices/*/media/*",
     "GET/devices/*/frame",
     "GET/devices/*/overlays",
