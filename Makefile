@@ -69,10 +69,11 @@ chromium:
 test: install chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The property tests only (Hypothesis marks them), with random examples and ten times as many
-# (tests/conftest.py's "deep" profile); `make test` runs them deterministically ("ci").
-test-deep: install
-	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS) -m hypothesis
+# The property tests (Hypothesis marks them), with random examples and ten times as many
+# (tests/conftest.py's "deep" profile; `make test` runs them deterministically, "ci"), and the
+# long runs marked `deep` (a 5-minute live watch...), which `make test` leaves out.
+test-deep: install chromium
+	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS) -m "hypothesis or deep"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

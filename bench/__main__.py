@@ -28,6 +28,7 @@ from bench.fleet import fleet_benchmark  # noqa: E402
 from bench.frames import frames_benchmark  # noqa: E402
 from bench.ingest import ingest_benchmark  # noqa: E402
 from bench.lag import lag_benchmark  # noqa: E402
+from bench.live import live_benchmark  # noqa: E402
 from bench.media import media_benchmark  # noqa: E402
 from bench.pipeline import pipeline_benchmark  # noqa: E402
 from bench.queries import queries_benchmark  # noqa: E402
@@ -46,6 +47,7 @@ BENCHMARKS: list[Benchmark] = [
     fleet_benchmark,
     media_benchmark,
     frames_benchmark,
+    live_benchmark,
     assets_benchmark,
     annotations_benchmark,
     deletion_benchmark,

@@ -131,10 +131,18 @@ hypothesis.settings.register_profile(
 hypothesis.settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV, "ci"))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``deep``, a test's own ``max_examples`` (its budget for the whole suite's time)
-    grows by ``DEEP_FACTOR``: a profile cannot override a test's explicit settings, so the
-    settings object ``@settings`` attached to the test is replaced (once per function)."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``deep`` (minutes-long runs) are deselected unless the run's ``-m``
+    names them (``make test-deep``: ``-m "hypothesis or deep"``); ``make test`` leaves them
+    out. Under ``deep``, a test's own ``max_examples`` (its budget for the whole suite's
+    time) grows by ``DEEP_FACTOR``: a profile cannot override a test's explicit settings,
+    so the settings object ``@settings`` attached to the test is replaced (once per
+    function)."""
+    if "deep" not in (config.getoption("markexpr") or ""):
+        deep = [item for item in items if item.get_closest_marker("deep") is not None]
+        if deep:
+            config.hook.pytest_deselected(items=deep)
+            items[:] = [item for item in items if item.get_closest_marker("deep") is None]
     if hypothesis.settings.default.derandomize:
         return
     scaled: set[int] = set()

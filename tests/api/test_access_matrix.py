@@ -51,6 +51,7 @@ GET     /devices/{device}/ranges                              401  403  ok   ok 
 GET     /devices/{device}/segments                            401  403  ok   ok   ok   ok
 GET     /devices/{device}/segments/{kind}/{name}              401  403  ok   ok   ok   ok
 GET     /devices/{device}/playlist.m3u8                       401  403  ok   ok   ok   ok
+GET     /devices/{device}/live.m3u8                           401  403  ok   ok   ok   ok
 GET     /devices/{device}/media/{file}                        401  403  ok   ok   ok   ok
 GET     /devices/{device}/frame                               401  403  ok   ok   ok   ok
 GET     /devices/{device}/overlays                            401  403  ok   ok   ok   ok
@@ -242,7 +243,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 30 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 31 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:

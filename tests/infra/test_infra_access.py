@@ -87,6 +87,7 @@ VIEWER_ROUTES: Final = {
     "GET/devices/*/segments",
     "GET/devices/*/segments/*/*",
     "GET/devices/*/playlist.m3u8",
+    "GET/devices/*/live.m3u8",
     "GET/devices/*/media/*",
     "GET/devices/*/frame",
     "GET/devices/*/overlays",
@@ -149,7 +150,7 @@ def test_each_role_invokes_exactly_the_routes_written_here(synth: Synth) -> None
             found.add(arn.removeprefix(prefix))
         # Then its routes are exactly those of the hand-written list
         assert found == EXPECTED_ROUTES[role], role
-    assert len(OPERATOR_ROUTES) == 28  # 30 routes, less the viewer's two public ones
+    assert len(OPERATOR_ROUTES) == 29  # 31 routes, less the viewer's two public ones
 
 
 def test_each_policy_fits_iams_size_limit(synth: Synth) -> None:

@@ -50,6 +50,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/exports",
     "/devices/{device}/frame",
     "/devices/{device}/holds",
+    "/devices/{device}/live.m3u8",
     "/devices/{device}/media/{file}",
     "/devices/{device}/overlays",
     "/devices/{device}/playlist.m3u8",

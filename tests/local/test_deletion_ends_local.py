@@ -27,6 +27,7 @@ from tests.local.test_deletion_local import (
 from tests.support.local_stack import (
     EVENT_TIMEOUT,
     RunningStack,
+    indexed,
     iso,
     poll,
     put_segments,
@@ -194,6 +195,7 @@ def test_the_cli_says_a_failed_job_leaves_its_request_in_force(tmp_path: Path) -
         device = "cam-locked-cli"
         s3, bucket = lockable(stack)
         (key,) = put_segments(stack, device, FIRST, 1)
+        indexed(stack, device, 1)
         version = s3.head_object(Bucket=bucket, Key=key)["VersionId"]
         s3.put_object_legal_hold(
             Bucket=bucket, Key=key, VersionId=version, LegalHold={"Status": "ON"}

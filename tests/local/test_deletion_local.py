@@ -57,7 +57,18 @@ def state_of(stack: RunningStack, device: str) -> dict[str, Any]:
     _, segments = stack.get(f"/devices/{device}/segments", limit="1000", **window)
     _, totals = stack.get(f"/devices/{device}")
     _, calendar = stack.get(f"/devices/{device}/calendar", month=f"{FIRST:%Y-%m}", tz="UTC")
-    return {"segments": segments["items"], "totals": totals, "calendar": calendar}
+    return {"segments": segments["items"], "totals": _footage(totals), "calendar": calendar}
+
+
+def _footage(totals: dict[str, Any]) -> dict[str, Any]:
+    """A device's totals without its clock: the clock counts every file S3 received
+    (docs/operations.md#camera-clocks), and a restored copy is one more arrival, so it is the history
+    of uploads rather than the footage there is."""
+    kinds = {
+        kind: {k: v for k, v in numbers.items() if k != "clock"}
+        for kind, numbers in totals.get("kinds", {}).items()
+    }
+    return {k: v for k, v in totals.items() if k != "clock"} | {"kinds": kinds}
 
 
 def indexed(stack: RunningStack, device: str, count: int) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """docs/read-model.md request bounds, counted at the botocore level on moto over HTTP:
 a month calendar ≤ 2 requests and a day's ranges ≤ 2, with 10 or 50,000 segments; the
 ranges of a day when recording never stops ≤ 2 (also when the day reaches now, plus the
-arrival history its gap's reason reads); a device's totals 1. The requests of every
-reason are counted in tests/query/test_gap_reasons.py."""
+arrival history its gap's reason reads); a device's totals 1; a poll of the live playlist
+1. The requests of every reason are counted in tests/query/test_gap_reasons.py."""
 
 from __future__ import annotations
 
@@ -129,6 +129,17 @@ def test_device_totals_take_one_request(loaded: tuple[ApiWorld, RequestCounter])
     status, body, _ = world.get(f"/devices/{DEVICE}")
     assert status == 200 and body["kinds"]["video"]["segments"] > 0
     assert counter.total == 1, counter.calls
+
+
+def test_a_live_poll_takes_one_request(loaded: tuple[ApiWorld, RequestCounter]) -> None:
+    # Given a device with 10 or 50,000 files (the generation read once, as a warm function has)
+    world, counter = loaded
+    counter.reset()
+    # When a player polls its live playlist
+    status, body, _ = world.get(f"/devices/{DEVICE}/live.m3u8")
+    # Then one Query answers it (docs/playback.md, "Live")
+    assert status == 200 and body.count("#EXTINF") == 6
+    assert counter.calls == Counter({"Query": 1}), counter.calls
 
 
 # -- a camera that never stops ----------------------------------------------------------

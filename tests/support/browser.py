@@ -34,35 +34,16 @@ from playwright.sync_api import (
     Request,
     Response,
     Route,
-    sync_playwright,
 )
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from worlds.chromium import DEFAULT_CHROMIUM, launched
+
 REPO: Final = Path(__file__).resolve().parents[2]
-DEFAULT_CHROMIUM: Final = "/usr/bin/chromium"
 DEFAULT_HLS_JS: Final = REPO / ".cache/npm/node_modules/hls.js/dist/hls.min.js"
 DEFAULT_AXE_CORE: Final = REPO / ".cache/npm/node_modules/axe-core/axe.min.js"
 
-CHROMIUM_FLAGS: Final[tuple[str, ...]] = (
-    "--no-sandbox",  # tests run as root in containers, where the sandbox cannot start
-    "--disable-gpu",
-    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
-    "--autoplay-policy=no-user-gesture-required",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-quic",
-    "--mute-audio",
-    # Played media must not be paused or throttled for being in an unseen page.
-    "--disable-background-media-suspend",
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-)
 
 # A worker waits for the other's browser (one module of browser tests) at most this long.
 LOCK_TIMEOUT_S: Final = 900.0
@@ -219,14 +200,8 @@ def chromium(lock_dir: Path) -> Iterator[Browser]:
     It runs only while it holds the run's Chromium turn (``browser_turn``): one Chromium at a
     time across pytest-xdist's workers."""
     executable = chromium_path()
-    with browser_turn(lock_dir), sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable, headless=True, args=list(CHROMIUM_FLAGS)
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with browser_turn(lock_dir), launched(executable) as browser:
+        yield browser
 
 
 @dataclass

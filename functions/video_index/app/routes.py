@@ -20,12 +20,14 @@ from video_index.api.resolver import Resolver, create_app
 from video_index.deletion import routes as deletion_routes
 from video_index.holds import routes as hold_routes
 from video_index.media import routes as media_routes
+from video_index.query import live as live_routes
 from video_index.query import routes as query_routes
 from video_index.viewer import routes as viewer_routes
 
 #: The API function's routers, in the order the document lists them.
 API_ROUTERS: Final[tuple[Router, ...]] = (
     query_routes.router,
+    live_routes.router,
     media_routes.router,
     viewer_routes.router,
     annotation_routes.router,

@@ -34,6 +34,7 @@ from video_index.ingest.ingestor import Ingestor
 from video_index.media.exports import Exports, VideoEntries
 from video_index.media.frames import Frames
 from video_index.media.renditions import Renditions
+from video_index.query.live import LiveEdge
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
 from video_index.query.timeline import Timeline
@@ -61,6 +62,8 @@ class ApiServices:
     #: A window's ranges with a reason for every gap (docs/api.md#gaps); by default over
     #: ``queries`` alone (no deletion requests, no holds).
     timeline: Timeline | None = None
+    #: The newest files of each device (the live playlist, docs/playback.md#live).
+    live: LiveEdge | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -84,6 +87,7 @@ class ApiServices:
                     Holds: self.holds,
                     CursorKey: self.cursor_key,
                     Timeline: self.timeline or Timeline(queries, None, None),
+                    LiveEdge: self.live,
                 }
             )
         return self._by_type
@@ -137,6 +141,7 @@ def build_api_services(
             deletions.table if deletions is not None else None,
             HoldsHeldWindows(holds) if holds is not None else None,
         ),
+        live=LiveEdge(store, objects, queries.generation, clock),
     )
 
 

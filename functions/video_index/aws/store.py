@@ -273,13 +273,15 @@ class ReadModelStore(DynamoTable):
     # -- reading -------------------------------------------------------------------
 
     def query_range(
-        self, pk: str, low: str, high: str, *, descending: bool = False
+        self, pk: str, low: str, high: str, *, descending: bool = False, page: int | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Items of one partition with ``low <= sk <= high``, in sort order, paged by 1 MB."""
+        """Items of one partition with ``low <= sk <= high``, in sort order, paged by 1 MB (or
+        by ``page`` items: a reader that stops early reads only the pages it used)."""
         return self.query(
             KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
             ExpressionAttributeValues=wire({":pk": pk, ":low": low, ":high": high}),
             ScanIndexForward=not descending,
+            **({"Limit": page} if page else {}),
         )
 
     def query_all(self, pk: str) -> Iterator[dict[str, Any]]:

@@ -1,4 +1,6 @@
-"""HLS VOD media playlists of camera files that real players play (docs/playback.md, RFC 8216).
+"""HLS media playlists of camera files that real players play (docs/playback.md, RFC 8216):
+a window's (VOD, :func:`build_playlist`) and a camera's newest files (live,
+:func:`build_live_playlist`), both listing their files the same way.
 
 Pure code: the caller decides how each file is fetched (its URI, and for
 fragmented MP4 its init and byte ranges); this module only turns those records
@@ -17,13 +19,15 @@ into playlist text, by these rules:
   byte range) and ``#EXT-X-BYTERANGE`` for its media; a map applies until the
   next one (§4.3.2.5), so once a file has a map every later file needs one too;
 - ``EXT-X-VERSION`` is the lowest the tags used allow: 6 with ``EXT-X-MAP``, 4
-  with byte ranges only, 3 otherwise (§7).
+  with byte ranges only, 3 otherwise (§7);
+- a live playlist has no end tag and numbers its files from their start times, so a
+  number only moves forward (:func:`media_sequence`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -33,7 +37,10 @@ __all__ = [
     "MAX_PLAYLIST_FILES",
     "MAX_WINDOW_MS",
     "PlaylistSegment",
+    "build_live_playlist",
     "build_playlist",
+    "discontinuity_sequence",
+    "media_sequence",
 ]
 
 #: Longest ``to - from`` window the playlist route serves (docs/api.md).
@@ -46,8 +53,12 @@ MAX_WINDOW_MS: Final = 24 * 3600 * 1000
 MAX_PLAYLIST_FILES: Final = 14_400
 
 CONTENT_TYPE: Final = "application/vnd.apple.mpegurl"
+#: A live playlist numbers files by their start over their spacing, the median duration
+#: rounded to this step (:func:`media_sequence`).
+SEQUENCE_UNIT_STEP_MS: Final = 100
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_DAY_MS: Final = 24 * 3600 * 1000
 
 # RFC 8216 §4.1 forbids the C0/C1 control characters in a playlist (CR and LF
 # only as line terminators). U+2028/U+2029 are line breaks for many parsers
@@ -84,13 +95,106 @@ def build_playlist(segments: Iterable[PlaylistSegment], *, comments: Iterable[st
     break, a control character or a double quote). Validation covers every input,
     including the files that would be dropped or skipped.
     """
+    listing = _listing(segments)
+    lines = [
+        "#EXTM3U",
+        f"#EXT-X-VERSION:{listing.version}",
+        "#EXT-X-PLAYLIST-TYPE:VOD",
+        f"#EXT-X-TARGETDURATION:{listing.target_duration}",
+        "#EXT-X-MEDIA-SEQUENCE:0",
+        *(_comment(text) for text in comments),
+        *listing.body,
+        "#EXT-X-ENDLIST",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def build_live_playlist(segments: Iterable[PlaylistSegment]) -> str:
+    """Return the text of an HLS live (sliding window) media playlist of ``segments``, the
+    newest files of a camera (docs/playback.md, "Live"): the files listed as
+    :func:`build_playlist` lists them, without ``EXT-X-ENDLIST`` and without a playlist
+    type (the server removes files from its start as new ones come), numbered from their
+    start times (:func:`media_sequence`, :func:`discontinuity_sequence`). No files: an
+    empty playlist (players wait and ask again). Raises ``ValueError`` as
+    :func:`build_playlist` does."""
+    listing = _listing(segments)
+    lines = [
+        "#EXTM3U",
+        f"#EXT-X-VERSION:{listing.version}",
+        f"#EXT-X-TARGETDURATION:{listing.target_duration}",
+        f"#EXT-X-MEDIA-SEQUENCE:{media_sequence(listing.kept)}",
+        f"#EXT-X-DISCONTINUITY-SEQUENCE:{discontinuity_sequence(listing.kept)}",
+        *listing.body,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def media_sequence(kept: Sequence[PlaylistSegment]) -> int:
+    """The media sequence number of the first of ``kept`` (files in start order): its start
+    over the files' spacing (:func:`sequence_unit_ms`), rounded.
+
+    RFC 8216 numbers the files of a playlist consecutively and a file keeps its number
+    across reloads (§6.2.2); a live window slides, so the number cannot be a position in
+    it. For a camera that cuts files of one length back to back, start / spacing is the
+    file's own count since the epoch: each file keeps one number, the next file's is one
+    more, and the number only grows as the window slides. Rounding the spacing absorbs a
+    file a frame longer or shorter; rounding the quotient absorbs starts a few
+    milliseconds off a camera's grid. After a gap the numbers jump forward by about the
+    gap over the spacing, which is also where hls.js expects the later files (it
+    extrapolates a jump at the target duration). A camera whose files change length
+    starts a new numbering (the number may then go back once); files of irregular
+    lengths keep increasing numbers but not always one apart."""
+    if not kept:
+        return 0
+    unit = sequence_unit_ms(kept)
+    return (kept[0].start_ms + unit // 2) // unit
+
+
+def discontinuity_sequence(kept: Sequence[PlaylistSegment]) -> int:
+    """The discontinuity sequence number of the first of ``kept``: every file is its own
+    discontinuity, so it moves with the media sequence (RFC 8216 §6.2.2: one more per file
+    removed), counted from the first file of the first's UTC day rather than from the epoch.
+
+    A discontinuity number is an index into hls.js's per-discontinuity timestamps (a sparse
+    array it scans from 0 at every reload): the epoch's count, about 9 × 10^8 for 2-second
+    files, froze its page for 15 s at each reload; a day's count stays under 86,400 even for
+    1-second files. At midnight (UTC) it starts again from 0, the one place it goes back;
+    hls.js carries its own count across by the files both playlists list."""
+    if not kept:
+        return 0
+    unit = sequence_unit_ms(kept)
+    day_start = kept[0].start_ms - kept[0].start_ms % _DAY_MS
+    return media_sequence(kept) - (day_start + unit // 2) // unit
+
+
+def sequence_unit_ms(kept: Sequence[PlaylistSegment]) -> int:
+    """The files' spacing as numbering sees it: their median duration rounded to the nearest
+    :data:`SEQUENCE_UNIT_STEP_MS` (at least one step)."""
+    durations = sorted(s.duration_ms for s in kept)
+    median = durations[len(durations) // 2] if durations else 0
+    step = SEQUENCE_UNIT_STEP_MS
+    return max(step, (median + step // 2) // step * step)
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What the files of a playlist become: the lines after the header, the files kept, and
+    what the header says of them."""
+
+    body: list[str]
+    kept: list[PlaylistSegment]
+    target_duration: int
+    version: int
+
+
+def _listing(segments: Iterable[PlaylistSegment]) -> _Listing:
     items = list(segments)
     for segment in items:
         _check(segment)
     items.sort(key=lambda s: (s.start_ms, -s.duration_ms, s.uri))
 
     body: list[str] = []
-    longest_ms = 0
+    kept: list[PlaylistSegment] = []
     played_end: int | None = None
     mapped = False
     uses_byte_ranges = False
@@ -118,24 +222,15 @@ def build_playlist(segments: Iterable[PlaylistSegment], *, comments: Iterable[st
             body.append(f"#EXT-X-BYTERANGE:{_byte_range(segment.byte_range)}")
             uses_byte_ranges = True
         body.append(segment.uri)
-        longest_ms = max(longest_ms, segment.duration_ms)
+        kept.append(segment)
         played_end = end  # a kept file always ends after what was played before
 
     # RFC 8216 §4.3.3.1: every EXTINF rounded to the nearest integer must be
     # <= TARGETDURATION; the ceiling of the longest one satisfies it for all.
+    longest_ms = max((s.duration_ms for s in kept), default=0)
     target_duration = max(1, -(-longest_ms // 1000))
     version = 6 if mapped else 4 if uses_byte_ranges else 3
-    lines = [
-        "#EXTM3U",
-        f"#EXT-X-VERSION:{version}",
-        "#EXT-X-PLAYLIST-TYPE:VOD",
-        f"#EXT-X-TARGETDURATION:{target_duration}",
-        "#EXT-X-MEDIA-SEQUENCE:0",
-        *(_comment(text) for text in comments),
-        *body,
-        "#EXT-X-ENDLIST",
-    ]
-    return "\n".join(lines) + "\n"
+    return _Listing(body, kept, target_duration, version)
 
 
 def _check(segment: PlaylistSegment) -> None:

@@ -13,6 +13,7 @@ import { renderDevices } from "./devices.js";
 import { $, guarded, report, status } from "./dom.js";
 import { Exporter } from "./export.js";
 import { setupKeys } from "./keys.js";
+import { LiveButton } from "./live-button.js";
 import { Overlays } from "./overlays.js";
 import { Player } from "./player.js";
 import { Previews } from "./previews.js";
@@ -45,20 +46,11 @@ const state = {
 };
 
 const ui = {
-  zone: $("#zone"),
-  devices: $("#devices"),
-  moreDevices: $("#more-devices"),
-  calendarSection: $("#calendar-section"),
-  calendar: $("#calendar"),
-  monthTitle: $("#month-title"),
-  daySection: $("#day-section"),
-  dayTitle: $("#day-title"),
-  ranges: $("#ranges"),
-  playerSection: $("#player-section"),
-  momentSection: $("#moment-section"),
-  video: $("#video"),
-  clock: $("#clock"),
-  speed: $("#speed"),
+  zone: $("#zone"), devices: $("#devices"), moreDevices: $("#more-devices"),
+  calendarSection: $("#calendar-section"), calendar: $("#calendar"), monthTitle: $("#month-title"),
+  daySection: $("#day-section"), dayTitle: $("#day-title"), ranges: $("#ranges"),
+  playerSection: $("#player-section"), momentSection: $("#moment-section"),
+  video: $("#video"), clock: $("#clock"), speed: $("#speed"),
 };
 
 const timeline = new Timeline($("#timeline"), {
@@ -72,6 +64,10 @@ const player = new Player(ui.video, {
   onMoment: (ms) => onMoment(ms),
   onEnded: (ms) => continueAfter(ms).catch((error) => report(error, "continuing")),
   onError: (message) => status(message, "error"),
+});
+const live = new LiveButton($("#live"), $("#live-note"), {
+  player, device: () => state.device, zone: () => state.zone,
+  onStart: () => { state.playing = { device: state.device, live: true }; ui.momentSection.hidden = false; },
 });
 const annotations = new Annotations({
   list: $("#annotations"),
@@ -228,6 +224,7 @@ async function openDay(date, { t = null, push = true } = {}) {
   dayMarks.load(device, start, end, state.zone).catch((error) => report(error, "loading the holds and activity"));
   drawRanges();
   exporter.setDay({ device, start, end, zone: state.zone });
+  live.offer(date);
   writeAddress({ push });
   annotations.load(device, start, end).catch((error) => report(error, "loading the annotations"));
   if (t !== null) await playFrom(t);
@@ -283,7 +280,7 @@ function startWindow(start, clickedAt = performance.now()) {
  * after it, wherever it is. */
 async function continueAfter(ms) {
   const playing = state.playing;
-  if (!playing) return;
+  if (!playing || playing.live) return;
   // The window's last file may run past its end: go on after what was shown.
   const from = Math.max(ms ?? playing.end, playing.end) + 1;
   const answer = await get(devicePath(playing.device, "/ranges"), {

@@ -4,12 +4,18 @@
 // PROGRAM-DATE-TIME (hls.js: `frag.programDateTime`) and chases it: a small drift is taken
 // up by the playback rate, a large one by a seek. A tile whose camera has no footage at the
 // clock's moment shows its gap (paused, marked) and joins when its footage starts. The
-// address holds the set and the moment: grid.html?devices=a,b,c&t=ISO.
+// address holds the set and the moment: grid.html?devices=a,b,c&t=ISO. Live
+// (grid.html?devices=a,b,c&live=1): each tile follows its camera's live playlist and the
+// clock is the wall clock less the live lag (live.js), so the wall shows every camera's
+// latest footage in step. The tiles fill the window like a control room's wall
+// (grid-layout.js).
 
 import Hls from "./hls.mjs";
 import { authHeaders, devicePath, get, isApi, url } from "./api.js";
 import { $, h, status } from "./dom.js";
 import { attachExport } from "./grid-export.js";
+import { fitWall } from "./grid-layout.js";
+import { LIVE_HLS, liveAddress, liveLag, segmentSeconds } from "./live.js";
 import { iso, parseIso } from "./zones.js";
 
 const MAX_TILES = 9;
@@ -19,6 +25,8 @@ const AFTER_MS = 55 * 60_000;
 /** Drift (s) above which a tile seeks; below it, the playback rate takes it up. */
 const SEEK_DRIFT_S = 0.3;
 const TICK_MS = 200;
+/** Live: how often the timeline follows the clock (its window and each camera's ranges). */
+const LIVE_TIMELINE_MS = 60_000;
 
 class Tile {
   /** `grid` tells the clock now (`grid.now()`) and whether it advances (`grid.advancing`). */
@@ -36,11 +44,13 @@ class Tile {
     this.hls = null;
   }
 
-  load(fromMs, toMs) {
+  /** Play the playlist at `address` with hls.js (`options` added to the grid's own). */
+  load(address, options = {}) {
     const hls = new Hls({
       enableWorker: false,
       maxBufferLength: 20,
       backBufferLength: 30,
+      ...options,
       xhrSetup: (xhr, address) => {
         if (!isApi(address)) return;
         for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
@@ -61,7 +71,7 @@ class Tile {
       if (data.type === Hls.ErrorTypes.MEDIA_ERROR) hls.recoverMediaError();
       else this.setState("error", `stopped: ${data.details}`);
     });
-    hls.loadSource(url(devicePath(this.device, "/playlist.m3u8"), { from: iso(fromMs), to: iso(toMs) }).toString());
+    hls.loadSource(address);
     hls.attachMedia(this.video);
   }
 
@@ -123,12 +133,15 @@ class Tile {
 }
 
 class Grid {
-  constructor(devices, startMs) {
+  /** `live`: follow the cameras' live edge (the clock: now less the live lag). */
+  constructor(devices, startMs, live = false) {
+    this.live = live;
     this.tiles = devices.map((device) => new Tile(device, $("#grid-tiles"), this));
     $("#grid-tiles").dataset.count = String(this.tiles.length);
-    this.windowStart = startMs - BEFORE_MS;
-    this.windowEnd = startMs + AFTER_MS;
-    this.clockMs = startMs;
+    // A moment's window runs mostly after it; live, the last hour.
+    this.windowStart = startMs - (live ? AFTER_MS : BEFORE_MS);
+    this.windowEnd = startMs + (live ? BEFORE_MS : AFTER_MS);
+    this.clockMs = live ? this.liveClock() : startMs;
     this.running = true;
     /** True while the clock moves: running, and no tile that should show footage is loading. */
     this.advancing = false;
@@ -139,22 +152,66 @@ class Grid {
   }
 
   async start() {
-    for (const tile of this.tiles) tile.load(this.windowStart, this.windowEnd);
+    for (const tile of this.tiles) {
+      if (this.live) tile.load(liveAddress(tile.device), { ...LIVE_HLS, autoStartLoad: true });
+      else tile.load(url(devicePath(tile.device, "/playlist.m3u8"), { from: iso(this.windowStart), to: iso(this.windowEnd) }).toString());
+    }
+    fitWall($("#grid-tiles"), $("#grid-timeline"));
     await this.drawTimeline();
     $("#grid-play").addEventListener("click", () => this.toggle());
+    this.setupLiveButton();
     this.timeline.addEventListener("click", (event) => {
       const box = this.timeline.getBoundingClientRect();
-      this.seek(this.windowStart + ((event.clientX - box.left) / box.width) * (this.windowEnd - this.windowStart));
+      const ms = this.windowStart + ((event.clientX - box.left) / box.width) * (this.windowEnd - this.windowStart);
+      if (this.live) this.leaveLive(ms);
+      else this.seek(ms);
     });
     this.timeline.addEventListener("keydown", (event) => {
       const step = { ArrowLeft: -10_000, ArrowRight: 10_000, PageDown: -60_000, PageUp: 60_000 }[event.key];
-      if (step) { event.preventDefault(); this.seek(this.clockMs + step); }
+      if (!step) return;
+      event.preventDefault();
+      if (this.live) this.leaveLive(this.clockMs + step);
+      else this.seek(this.clockMs + step);
     });
     setInterval(() => this.tick(), TICK_MS);
+    if (this.live) setInterval(() => this.followTimeline(), LIVE_TIMELINE_MS);
     document.body.dataset.ready = "true";
   }
 
+  // --- live ---------------------------------------------------------------------------
+
+  /** The live lag of the slowest camera's segments (two segments and a margin, live.js). */
+  liveClock() {
+    const seconds = Math.max(0, ...this.tiles.map((t) => (t.fragments.length ? segmentSeconds(t.fragments) : 0)));
+    return Date.now() - liveLag(seconds || 2);
+  }
+
+  /** Live: the timeline keeps showing the last hour, its ranges re-read. */
+  followTimeline() {
+    const now = Date.now();
+    this.windowStart = now - AFTER_MS;
+    this.windowEnd = now + BEFORE_MS;
+    this.drawTimeline().catch((error) => status(`ranges: ${error.message}`, "error"));
+  }
+
+  /** The header's Live toggle: pressed while live; pressing it goes live, or leaves live
+   * for the moment shown. */
+  setupLiveButton() {
+    const button = $("#grid-live");
+    button.setAttribute("aria-pressed", this.live ? "true" : "false");
+    button.addEventListener("click", () => (this.live ? this.leaveLive(this.clockMs) : this.goLive()));
+  }
+
+  goLive() {
+    location.search = `?${new URLSearchParams({ devices: this.tiles.map((t) => t.device).join(","), live: "1" })}`;
+  }
+
+  leaveLive(ms) {
+    location.search = `?${new URLSearchParams({ devices: this.tiles.map((t) => t.device).join(","), t: iso(ms) })}`;
+  }
+
   async drawTimeline() {
+    const kept = [...this.timeline.querySelectorAll(".grid-selection")]; // an export's window
     this.timeline.replaceChildren();
     const span = this.windowEnd - this.windowStart;
     for (const tile of this.tiles) {
@@ -175,7 +232,7 @@ class Grid {
       }
       this.timeline.append(row);
     }
-    this.timeline.append(this.cursor);
+    this.timeline.append(this.cursor, ...kept);
   }
 
   toggle() {
@@ -202,8 +259,9 @@ class Grid {
     const elapsed = now - this.lastTick;
     this.lastTick = now;
     const waiting = this.tiles.some((t) => ["playing", "joining"].includes(t.element.dataset.state) && t.video.readyState < 3);
-    if (this.advancing) this.clockMs += elapsed;
-    this.advancing = this.running && !waiting;
+    if (this.live) this.clockMs = this.liveClock(); // live: the wall clock leads, whoever waits
+    else if (this.advancing) this.clockMs += elapsed;
+    this.advancing = this.running && (this.live || !waiting);
     for (const tile of this.tiles) tile.follow(this.clockMs, this.advancing);
     const clock = $("#grid-clock");
     clock.dataset.time = iso(this.clockMs);
@@ -215,6 +273,7 @@ class Grid {
   }
 
   writeAddress() {
+    if (this.live) return; // the address says live; the moment is now
     const params = new URLSearchParams({ devices: this.tiles.map((t) => t.device).join(","), t: iso(this.clockMs) });
     history.replaceState(null, "", `${location.pathname}?${params}`);
   }
@@ -234,7 +293,8 @@ class Grid {
 function main() {
   const params = new URLSearchParams(location.search);
   const devices = [...new Set((params.get("devices") || "").split(",").map((d) => d.trim()).filter(Boolean))];
-  const t = parseIso(params.get("t"));
+  const live = params.get("live") === "1";
+  const t = live ? Date.now() : parseIso(params.get("t"));
   if (!devices.length || devices.length > MAX_TILES) {
     status(`devices: give 1 to ${MAX_TILES} cameras (devices=a,b,c)`, "error");
     return;
@@ -247,7 +307,7 @@ function main() {
     status("this browser cannot play HLS with hls.js", "error");
     return;
   }
-  const grid = new Grid(devices, t);
+  const grid = new Grid(devices, t, live);
   window.__grid = grid;
   grid.start()
     .then(() => attachExport(grid)) // export from the grid (grid-export.js), once its timeline is drawn

@@ -5,6 +5,7 @@
 
 import Hls from "./hls.mjs";
 import { authHeaders, devicePath, isApi, url } from "./api.js";
+import { LIVE_HLS, LiveFollower, liveAddress } from "./live.js";
 import { iso } from "./zones.js";
 
 /**
@@ -28,6 +29,7 @@ export class Player {
     this.segment = null;
     this.loadedAt = 0;
     this.firstFrameMs = null;
+    this.follower = null;
     video.addEventListener("timeupdate", () => this.handlers.onMoment(this.moment()));
     video.addEventListener("seeked", () => this.handlers.onMoment(this.moment()));
     video.addEventListener("ended", () => this.handlers.onEnded(this.moment()));
@@ -42,9 +44,13 @@ export class Player {
    * file it last saw playing, which lags on a busy machine: past the end of the file
    * before a gap it would show instants inside the gap.) */
   moment() {
+    return this.momentAt(this.video.currentTime);
+  }
+
+  /** The wall-clock instant (epoch ms) of the player position `position` (s), or null. */
+  momentAt(position) {
     const hls = this.hls;
     if (!hls) return null;
-    const position = this.video.currentTime;
     const level = hls.levels[Math.max(hls.currentLevel, 0)];
     for (const fragment of level?.details?.fragments ?? []) {
       const date = fragment.programDateTime;
@@ -60,6 +66,32 @@ export class Player {
   /** Load `device`'s playlist of [startMs, endMs) and play from `startMs` (or the first
    * video after it). `clickedAt` (performance.now()) times the first frame. */
   play(device, startMs, endMs, clickedAt = performance.now()) {
+    const address = url(devicePath(device, "/playlist.m3u8"), { from: iso(startMs), to: iso(endMs) });
+    this.load(address.toString(), {}, clickedAt, (fragments) => this.positionOf(fragments, startMs));
+  }
+
+  /** Follow `device`'s live edge (live.js): start `liveLag` behind the wall clock and hold
+   * the picture there. */
+  playLive(device, clickedAt = performance.now()) {
+    // hls.js starts loading by itself (near the edge: a live playlist is reloaded only when
+    // loading started with it), and the follower then holds the lag.
+    this.load(liveAddress(device), { ...LIVE_HLS, autoStartLoad: true }, clickedAt, () => {
+      this.follower = new LiveFollower(this.video, {
+        moment: () => this.moment(),
+        fragments: () => this.hls?.levels[Math.max(this.hls.currentLevel, 0)]?.details?.fragments ?? [],
+      });
+      return null;
+    });
+  }
+
+  get live() {
+    return Boolean(this.follower);
+  }
+
+  /** Load the playlist at `address` with hls.js (`options` added to the viewer's own) and
+   * play from the position `startAt(fragments)` picks once its first level is loaded (null:
+   * where hls.js started loading by itself). */
+  load(address, options, clickedAt, startAt) {
     this.stop();
     this.loadedAt = clickedAt;
     this.firstFrameMs = null;
@@ -70,23 +102,24 @@ export class Player {
       autoStartLoad: false,
       maxBufferLength: 20,
       backBufferLength: 30,
-      xhrSetup: (xhr, address) => {
-        if (!isApi(address)) return;
+      ...options,
+      xhrSetup: (xhr, target) => {
+        if (!isApi(target)) return;
         for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
       },
     });
     this.hls = hls;
-    let recovered = false;
     let started = false;
     hls.on(Hls.Events.LEVEL_LOADED, (_event, data) => {
       if (this.hls !== hls || started) return;
       started = true;
       const fragments = data.details.fragments;
       if (!fragments.length) {
-        this.handlers.onError("no video in this window");
+        this.handlers.onError(data.details.live ? "no video from this camera yet" : "no video in this window");
         return;
       }
-      hls.startLoad(this.positionOf(fragments, startMs));
+      const position = startAt(fragments);
+      if (position !== null) hls.startLoad(position);
       this.start();
     });
     hls.on(Hls.Events.FRAG_CHANGED, (_event, data) => {
@@ -95,6 +128,14 @@ export class Player {
       this.video.dataset.segment = this.segment ? this.segment.split("_")[2].split(".")[0] : "";
       this.video.dataset.segmentName = this.segment || "";
     });
+    this.watchErrors(hls);
+    this.watchFirstFrame();
+    hls.loadSource(address);
+    hls.attachMedia(this.video);
+  }
+
+  watchErrors(hls) {
+    let recovered = false;
     hls.on(Hls.Events.ERROR, (_event, data) => {
       if (!data.fatal || this.hls !== hls) return;
       if (data.type === Hls.ErrorTypes.MEDIA_ERROR && !recovered) {
@@ -105,9 +146,6 @@ export class Player {
       this.handlers.onError(`playback stopped: ${data.type}/${data.details}`);
       this.stop();
     });
-    this.watchFirstFrame();
-    hls.loadSource(url(devicePath(device, "/playlist.m3u8"), { from: iso(startMs), to: iso(endMs) }).toString());
-    hls.attachMedia(this.video);
   }
 
   /** The player position of the instant `ms`: inside the file holding it, else the start of
@@ -167,6 +205,12 @@ export class Player {
   }
 
   stop() {
+    if (this.follower) {
+      this.follower.stop();
+      this.follower = null;
+      this.video.playbackRate = this.video.defaultPlaybackRate;
+      delete this.video.dataset.liveLagMs;
+    }
     if (this.hls) {
       this.hls.destroy();
       this.hls = null;
