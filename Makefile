@@ -26,19 +26,28 @@ export CHROMIUM
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 # Two workers: CI and most laptops have at least two cores, and half the suite waits on
-# moto servers, subprocesses and a browser rather than on the CPU.
-PYTEST_ARGS ?= -n 2
+# moto servers, subprocesses and a browser rather than on the CPU. Grouped (loadgroup,
+# tests/conftest.py): the browser's tests on one worker, a module's shared fixture built once.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 .PHONY: install lock chromium test test-deep lint bench demo synth clean
 
 install: $(STAMP) $(NPM_STAMP)
+
+# Bytecode: the packages are compiled as they are installed (uv does not by default, pip
+# did), and our own modules and pytest's rewritten tests are cached as Python does by default,
+# even where the machine's environment says PYTHONDONTWRITEBYTECODE (__pycache__ is ignored
+# by git): without both, every process of a run compiled moto, botocore and the CDK anew, and
+# collecting the suite took 31 s instead of 6 (docs/testing.md#tiers).
+unexport PYTHONDONTWRITEBYTECODE
 
 # A new venv whenever a lock changes, so it holds exactly the lock; the project itself is
 # installed editable without build isolation (its build backend, setuptools, is locked too).
 $(STAMP): pyproject.toml $(LOCKS)
 	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements/tools.lock
-	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes -r requirements/dev.lock
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode --require-hashes \
+		-r requirements/dev.lock
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -69,11 +78,11 @@ chromium:
 test: install chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The property tests (Hypothesis marks them), with random examples and ten times as many
-# (tests/conftest.py's "deep" profile; `make test` runs them deterministically, "ci"), and the
-# long runs marked `deep` (a 5-minute live watch...), which `make test` leaves out.
+# Everything at full depth (docs/testing.md#tiers): the property tests with random examples
+# and ten times as many (tests/conftest.py's "deep" profile; `make test` runs them
+# deterministically, "ci"), and the long runs marked `deep` that `make test` leaves out.
 test-deep: install chromium
-	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS) -m "hypothesis or deep"
+	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -131,14 +131,25 @@ hypothesis.settings.register_profile(
 hypothesis.settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV, "ci"))
 
 
+#: The run is ``make test-deep``: the ``deep`` profile, which also keeps the ``deep`` tests.
+DEEP_RUN = os.environ.get(HYPOTHESIS_PROFILE_ENV) == "deep"
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Each test's group for ``--dist loadgroup`` (:func:`_group`), given as it is collected:
+    pytest-xdist reads the groups in its own ``pytest_collection_modifyitems``."""
+    group = _group(item)
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``deep`` (minutes-long runs) are deselected unless the run's ``-m``
-    names them (``make test-deep``: ``-m "hypothesis or deep"``); ``make test`` leaves them
-    out. Under ``deep``, a test's own ``max_examples`` (its budget for the whole suite's
-    time) grows by ``DEEP_FACTOR``: a profile cannot override a test's explicit settings,
-    so the settings object ``@settings`` attached to the test is replaced (once per
-    function)."""
-    if "deep" not in (config.getoption("markexpr") or ""):
+    """Tests marked ``deep`` (minutes-long runs) are deselected unless the run is deep
+    (``make test-deep``) or its ``-m`` names them. Under ``deep``, a test's own ``max_examples``
+    (its budget for ``make test``'s time) grows by ``DEEP_FACTOR``: a profile cannot
+    override a test's explicit settings, so the settings object ``@settings`` attached to
+    the test is replaced (once per function)."""
+    if not DEEP_RUN and "deep" not in (config.getoption("markexpr") or ""):
         deep = [item for item in items if item.get_closest_marker("deep") is not None]
         if deep:
             config.hook.pytest_deselected(items=deep)
@@ -155,3 +166,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         test._hypothesis_internal_use_settings = hypothesis.settings(
             own, max_examples=own.max_examples * DEEP_FACTOR
         )
+
+
+#: The session fixtures that synthesize the app (here and in tests/infra/conftest.py).
+SYNTHESES = frozenset({"synth", "replica_synth", "viewer_synth"})
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The worker group of ``item`` under ``--dist loadgroup`` (``make test``'s ``-n 2``):
+    every test that drives Chromium on one worker (one browser at a time is the rule, and
+    on one worker no test waits in its setup for the other worker's browser), every test
+    that reads a synthesized template on one worker (the CDK is loaded and the app
+    synthesized once), every test of a module with a module-wide fixture with the rest of
+    its module (its stack, media or world built once, not once per worker), any other test
+    alone. xdist hands out the largest groups first, so the browser's chain starts at once
+    while the other worker takes the templates, then the rest."""
+    names = set(getattr(item, "fixturenames", ()))
+    if "browser" in names:
+        return "browser"
+    if names & SYNTHESES:
+        return "synth"
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    if any(defs[-1].scope == "module" for defs in definitions if defs):
+        return item.nodeid.split("::", 1)[0]
+    return None

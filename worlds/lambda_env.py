@@ -155,7 +155,9 @@ def _create(environment: LambdaEnvironment) -> None:
     )
     uv = Path(sys.executable).with_name("uv")
     command = [str(uv), "pip", "install", "--quiet", "--python", str(environment.python)]
-    command += ["--require-hashes", "-r", str(RUNTIME_LOCK)]
+    # (compiled, as the runtime's own packages are: the functions' processes never write
+    # bytecode, and compiling botocore at every start would cost seconds a Lambda does not)
+    command += ["--compile-bytecode", "--require-hashes", "-r", str(RUNTIME_LOCK)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=CREATE_TIMEOUT_SECONDS)
     if result.returncode != 0:
         raise RuntimeError(f"cannot make the Lambda-like environment:\n{result.stderr}")

@@ -62,8 +62,8 @@ def state_of(stack: RunningStack, device: str) -> dict[str, Any]:
 
 def _footage(totals: dict[str, Any]) -> dict[str, Any]:
     """A device's totals without its clock: the clock counts every file S3 received
-    (docs/operations.md#camera-clocks), and a restored copy is one more arrival, so it is the history
-    of uploads rather than the footage there is."""
+    (docs/operations.md#camera-clocks), and a restored copy is one more arrival, so it is
+    the history of uploads rather than the footage there is."""
     kinds = {
         kind: {k: v for k, v in numbers.items() if k != "clock"}
         for kind, numbers in totals.get("kinds", {}).items()

@@ -50,7 +50,7 @@ def _listed_files(url: str) -> int:
 @pytest.mark.parametrize(
     ("container", "seconds"),
     [
-        pytest.param("ts", 60, id="ts-60s"),
+        pytest.param("ts", 24, id="ts-24s"),
         pytest.param("ts", 300, id="ts-5min", marks=pytest.mark.deep),
         pytest.param("fmp4", 60, id="fmp4-60s", marks=pytest.mark.deep),
     ],

@@ -109,8 +109,22 @@ def _overlap(a: list[float], b: list[float]) -> bool:
     )
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("count", [3, 4, 9])
+#: The layouts `make test` opens (the issue's two at 1400 × 1000, and three cameras in the
+#: smaller window); `make test-deep` opens every count in every size.
+QUICK: Final = {(4, SIZES[0]), (9, SIZES[0]), (3, SIZES[1])}
+LAYOUTS: Final = [
+    pytest.param(
+        count,
+        size,
+        id=f"{count}-{size[0]}x{size[1]}",
+        marks=() if (count, size) in QUICK else pytest.mark.deep,
+    )
+    for size in SIZES
+    for count in (3, 4, 9)
+]
+
+
+@pytest.mark.parametrize(("count", "size"), LAYOUTS)
 def test_the_tiles_fill_the_window_as_a_wall(
     wall_stack: RunningStack, browser: Browser, count: int, size: tuple[int, int]
 ) -> None:
@@ -165,6 +179,7 @@ def live_cameras(local_stack: RunningStack) -> Iterator[list[str]]:
         assert [c.failure for c in cameras] == [None, None]
 
 
+@pytest.mark.deep  # the live player itself is followed in make test (test_viewer_live.py)
 def test_the_live_wall_plays_every_camera_in_step(
     local_stack: RunningStack, browser: Browser, live_cameras: list[str]
 ) -> None:

@@ -151,7 +151,10 @@ def test_oidc_login_with_pkce_returns_to_the_deep_link_and_sends_the_token(
     assert page.is_visible("[data-testid=sign-in]")
     # When the person signs in with the provider
     page.click("[data-testid=sign-in]")
-    page.click("#oidc-login")
+    # (the page is at the deep link before it leaves for the provider too: waiting for its
+    # address alone could end before the round trip began)
+    with page.expect_response(f"{ISSUER}/token"):
+        page.click("#oidc-login")
     page.wait_for_url(f"{viewer}{link}")
     page.wait_for_selector("body[data-ready=true]")
     # Then the provider was asked for a code for this public client, with a S256 challenge
@@ -189,7 +192,8 @@ def test_a_deployment_taking_access_tokens_gets_the_access_token(
     page.wait_for_selector("body[data-ready=true]")
     # When the person signs in
     page.click("[data-testid=sign-in]")
-    page.click("#oidc-login")
+    with page.expect_response(f"{ISSUER}/token"):
+        page.click("#oidc-login")
     page.wait_for_url(viewer)
     page.wait_for_selector("body[data-ready=true]")
     # Then the page keeps the access token

@@ -1,12 +1,10 @@
 """Data access for the read model: segment, bucket, device and control items.
 
-boto3 clients are passed in; every request goes through
-:class:`~video_index.aws.dynamodb.DynamoTable`, which maps every failure once,
-so callers only see :class:`ConditionFailed` (the item moved under us: retry
-with the state attached), :class:`TransientStoreError` (throttling, transaction
-conflicts, 5xx: let SQS retry the record) or :class:`StoreError` (a bug or a
-misconfiguration). The layout of the items is docs/read-model.md.
-"""
+boto3 clients are passed in; every request goes through :class:`~video_index.aws.dynamodb.
+DynamoTable`, which maps every failure once, so callers only see :class:`ConditionFailed`
+(the item moved under us: retry with the state attached), :class:`TransientStoreError`
+(throttling, transaction conflicts, 5xx: let SQS retry the record) or :class:`StoreError`
+(a bug or a misconfiguration). The layout of the items is docs/read-model.md."""
 
 from __future__ import annotations
 
