@@ -38,7 +38,7 @@ install: $(STAMP) $(NPM_STAMP)
 # did), and our own modules and pytest's rewritten tests are cached as Python does by default,
 # even where the machine's environment says PYTHONDONTWRITEBYTECODE (__pycache__ is ignored
 # by git): without both, every process of a run compiled moto, botocore and the CDK anew, and
-# collecting the suite took 31 s instead of 6 (docs/testing.md#tiers).
+# collecting the suite took 31 s instead of 6 (docs/installs.md).
 unexport PYTHONDONTWRITEBYTECODE
 
 # A new venv whenever a lock changes, so it holds exactly the lock; the project itself is
