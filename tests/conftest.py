@@ -122,11 +122,16 @@ import hypothesis  # noqa: E402 (here, with what it is for)
 
 HYPOTHESIS_PROFILE_ENV = "HYPOTHESIS_PROFILE"
 DEEP_FACTOR = 10
+CI_EXAMPLES = 100
 hypothesis.settings.register_profile(
-    "ci", derandomize=True, database=None, deadline=None, max_examples=100, print_blob=True
+    "ci", derandomize=True, database=None, deadline=None, max_examples=CI_EXAMPLES, print_blob=True
 )
 hypothesis.settings.register_profile(
-    "deep", derandomize=False, deadline=None, max_examples=100 * DEEP_FACTOR, print_blob=True
+    "deep",
+    derandomize=False,
+    deadline=None,
+    max_examples=CI_EXAMPLES * DEEP_FACTOR,
+    print_blob=True,
 )
 hypothesis.settings.load_profile(os.environ.get(HYPOTHESIS_PROFILE_ENV, "ci"))
 
@@ -146,9 +151,10 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``deep`` (minutes-long runs) are deselected unless the run is deep
     (``make test-deep``) or its ``-m`` names them. Under ``deep``, a test's own ``max_examples``
-    (its budget for ``make test``'s time) grows by ``DEEP_FACTOR``: a profile cannot
-    override a test's explicit settings, so the settings object ``@settings`` attached to
-    the test is replaced (once per function)."""
+    (its budget for ``make test``'s time) grows by ``DEEP_FACTOR``, to at least the ``ci``
+    profile's default (a world-driving property's small CI budget is no measure of how deep
+    it should go): a profile cannot override a test's explicit settings, so the settings
+    object ``@settings`` attached to the test is replaced (once per function)."""
     if not DEEP_RUN and "deep" not in (config.getoption("markexpr") or ""):
         deep = [item for item in items if item.get_closest_marker("deep") is not None]
         if deep:
@@ -160,12 +166,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         test = getattr(item, "obj", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
-        if own is None or id(test) in scaled or own.max_examples >= 100 * DEEP_FACTOR:
+        if own is None or id(test) in scaled or own.max_examples >= CI_EXAMPLES * DEEP_FACTOR:
             continue
         scaled.add(id(test))
-        test._hypothesis_internal_use_settings = hypothesis.settings(
-            own, max_examples=own.max_examples * DEEP_FACTOR
-        )
+        deep = max(own.max_examples * DEEP_FACTOR, CI_EXAMPLES)
+        test._hypothesis_internal_use_settings = hypothesis.settings(own, max_examples=deep)
 
 
 #: The session fixtures that synthesize the app (here and in tests/infra/conftest.py).

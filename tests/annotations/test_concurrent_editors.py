@@ -40,7 +40,7 @@ from video_index.core.keys import SegmentKey
 
 FROM_MS = 1_796_036_400_000  # 2026-11-30T10:20:00Z
 RUNS = settings(
-    max_examples=25,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -121,7 +121,7 @@ def _expected(current: dict[str, Annotation], start: int, end: int) -> list[str]
 
 
 @settings(
-    max_examples=10,  # a CI budget: `make test-deep` runs ten times as many, at random
+    max_examples=5,  # a CI budget: `make test-deep` runs ten times as many, at random
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

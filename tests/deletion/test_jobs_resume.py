@@ -81,7 +81,7 @@ def whole_runs(shared: World) -> dict[bool, list[str]]:
 
 
 @settings(
-    max_examples=10,  # a CI budget: `make test-deep` runs ten times as many, at random
+    max_examples=5,  # a CI budget: `make test-deep` runs ten times as many, at random
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

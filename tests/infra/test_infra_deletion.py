@@ -261,6 +261,9 @@ def test_paused_replication_keeps_the_replica_and_disables_the_rule() -> None:
 def test_the_replica_stack_passes_cdk_nag_and_cfn_lint(
     replica_synth: Synth, tmp_path: Path
 ) -> None:
+    # Given the stack with a replica, which is also the one with the bulk engine (its
+    # template is linted once, here)
+    assert replica_synth.video_index.bulk is not None
     report = AwsSolutionsChecks(replica_synth.app).validate_scope(replica_synth.stack)
     assert [v.rule_name for v in report.violations] == []
     assert replica_synth.lint(tmp_path) == []

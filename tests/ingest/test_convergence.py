@@ -194,7 +194,7 @@ def run_world(
 
 @pytest.mark.parametrize("engine", ENGINES)
 @settings(
-    max_examples=25,  # a CI budget: `make test-deep` runs ten times as many, at random
+    max_examples=12,  # a CI budget: `make test-deep` runs ten times as many, at random
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
     deadline=None,
     suppress_health_check=[

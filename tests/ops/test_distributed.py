@@ -60,7 +60,7 @@ def report_rows(s3: Any) -> list[tuple[str, int, str, datetime]]:
 
 @pytest.mark.parametrize("engine", ENGINES)
 @settings(
-    max_examples=6,
+    max_examples=3,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -655,7 +655,7 @@ _rows = st.lists(
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=_rows, files=st.integers(min_value=1, max_value=3))
 def test_property_iter_objects_returns_exactly_the_written_rows(
     fmt: str, rows: list[Row], files: int

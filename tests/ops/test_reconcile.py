@@ -193,7 +193,7 @@ def _dt(ms: int) -> Any:
 
 @pytest.mark.parametrize("engine", ENGINES)
 @settings(
-    max_examples=10,  # a CI budget: `make test-deep` runs ten times as many, at random
+    max_examples=5,  # a CI budget: `make test-deep` runs ten times as many, at random
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -1,6 +1,7 @@
 """Every gap explains itself (docs/api.md#gaps), through the API over moto.
 
-A camera records 60 s video files all day and a sensor reading every minute; its day holds
+A camera records 2-minute video files all day and a sensor reading every 2 minutes (1,440
+objects: the day is built in-process, once); its day holds
 one gap of each reason the product can tell — expired (before the retention cutoff, and
 across it), deleted (a request's window, not aligned with the files), silent (nothing of
 any kind arrived), missing (the sensor kept arriving; once a whole stretch, once a single
@@ -38,7 +39,8 @@ DEVICE = "cam-gaps"
 DAY = datetime(2026, 11, 20, tzinfo=UTC)
 NOW = datetime(2026, 12, 20, 12, tzinfo=UTC)  # video retention 30 days: cutoff Nov 20 12:00
 CUTOFF = NOW - timedelta(days=30)
-FILE = timedelta(seconds=60)
+FILE = timedelta(seconds=120)
+MINUTE = timedelta(seconds=60)
 SILENT_AFTER = timedelta(seconds=300)
 RECEIPT = timedelta(seconds=1)  # every file reaches S3 a second after its end
 
@@ -153,10 +155,12 @@ def reading_of_the_facts(deletion_id: str) -> list[dict[str, Any]]:
         s.end + RECEIPT for s in video + files("sensor", FILE, timedelta(0), NO_SENSOR)
     )
     silences = [(a, b) for a, b in pairwise(arrivals) if b - a > SILENT_AFTER]
+    second = timedelta(seconds=1)
+    covered = {s.start + n * second for s in video for n in range(int((s.end - s.start) / second))}
     labels: list[tuple[datetime, str]] = []
     moment = DAY
     while moment < DAY + timedelta(days=1):
-        if not any(s.start <= moment < s.end for s in video if s.start > moment - FILE):
+        if moment not in covered:
             if DELETION_WINDOW[0] - FILE <= moment < DELETION_WINDOW[1] + FILE:
                 label = "deleted"
             elif moment < CUTOFF + FILE and not (HOLD[0] <= moment < HOLD[1]):
@@ -243,8 +247,8 @@ def test_a_dst_days_ranges_and_gaps_share_its_real_length(
         local = moment.astimezone(NEW_YORK)
         if (local.hour == 1 and local.minute < 30) or (local.hour == 12 and local.minute < 10):
             world.put("video", "cam-ny", moment, 60_000)
-            recorded.append((moment, moment + FILE))
-        moment += FILE
+            recorded.append((moment, moment + MINUTE))
+        moment += MINUTE
     # When the local day's ranges are asked for
     status, body, _ = world.get("/devices/cam-ny/ranges", f"from={iso(start)}&to={iso(end)}")
     # Then the window is the day's real length, and its ranges (clipped) and its gaps
