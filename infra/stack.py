@@ -31,6 +31,7 @@ from infra.outputs import aggregation_outputs, ops_outputs
 from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
+from infra.shares import Shares
 from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
 from infra.wiring import Wiring, provide_settings
@@ -126,6 +127,8 @@ class VideoIndexStack(Stack):
         # footage reads them (its spec must say so), and the daily retention job (instead
         # of a per-kind lifecycle expiration) deletes what they do not cover.
         self.holds = Holds(self, "Holds", settings=settings)
+        # Share links (docs/shares.md): the API writes them, the media function reads them.
+        self.shares = Shares(self, "Shares")
 
     def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(

@@ -8,6 +8,7 @@ them (docs/api.md):
 * :class:`~video_index.core.errors.NotFound` and an unknown path → 404,
 * a method the path does not have → 405 with ``Allow``,
 * :class:`~video_index.core.errors.Conflict` → 409,
+* :class:`~video_index.core.errors.Gone` (a share link expired or revoked) → 410,
 * :class:`~video_index.core.errors.PreconditionFailed` (a stale ``If-Match``) → 412,
 * :class:`~video_index.core.errors.PreconditionRequired` (no ``If-Match``) → 428,
 * a body larger than :data:`MAX_BODY_BYTES` → 413, one that is not JSON → 415 or 400,
@@ -45,6 +46,7 @@ from video_index.core.errors import (
     BadInput,
     ConfigurationError,
     Conflict,
+    Gone,
     NotFound,
     PreconditionFailed,
     PreconditionRequired,
@@ -201,6 +203,7 @@ def _answer_errors(app: Resolver) -> None:
         (PreconditionRequired, _precondition_required),
         (NotFound, _not_found_error),
         (Conflict, _conflict),
+        (Gone, _gone),
         (ServiceError, _service_error),
         (ConfigurationError, _configuration_error),
     ):
@@ -260,6 +263,10 @@ def _not_found_error(exc: NotFound) -> Response[Any]:
 
 def _conflict(exc: Conflict) -> Response[Any]:
     return error(409, str(exc))
+
+
+def _gone(exc: Gone) -> Response[Any]:
+    return error(410, exc.message, exc.parameter)
 
 
 def _service_error(exc: ServiceError) -> Response[Any]:
