@@ -57,17 +57,28 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/ranges",
     "/devices/{device}/segments",
     "/devices/{device}/segments/{kind}/{name}",
+    "/devices/{device}/shares",
     "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/holds/{hold_id}",
     "/me",
     "/openapi.json",
+    *(f"/shares/{{share_id}}{tail}" for tail in ("", "/download", "/frame", "/media/{file}")),
+    "/shares/{share_id}/playlist.m3u8",
 ]
+#: A share link's routes (docs/shares.md): their GET goes without an authorizer (the
+#: share's secret decides), every other method of the path stays authorized.
+SHARE_PUBLIC = {f"GET {path}" for path in DOCUMENTED_PATHS if path.startswith("/shares/")}
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
 #: GET only and without an authorizer (a browser cannot attach a token to a navigation).
 VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
 #: The paths that need PyAV: the media function's (docs/architecture.md).
-MEDIA_PATHS = ("/devices/{device}/media/{file}", "/devices/{device}/frame")
+MEDIA_PATHS = (
+    "/devices/{device}/media/{file}",
+    "/devices/{device}/frame",
+    "/shares/{share_id}/media/{file}",
+    "/shares/{share_id}/frame",
+)
 #: Every method but OPTIONS: a CORS preflight is answered by API Gateway itself, unsigned;
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
@@ -183,7 +194,7 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
     assert sorted(routes) == sorted(ROUTE_KEYS + [f"GET {path}" for path in VIEWER_PATHS])
     # And only those two go without authorizer; every data route needs a token
     for route_key, route in routes.items():
-        if route_key.split(" ", 1)[1] in VIEWER_PATHS:
+        if route_key.split(" ", 1)[1] in VIEWER_PATHS or route_key in SHARE_PUBLIC:
             assert route["AuthorizationType"] == "NONE", route_key
             assert "AuthorizerId" not in route, route_key
         else:
@@ -195,8 +206,10 @@ def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:
     routes = _routes(synth)
     # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer
     for route_key, route in routes.items():
-        assert route["AuthorizationType"] == "AWS_IAM", route_key
+        expected = "NONE" if route_key in SHARE_PUBLIC else "AWS_IAM"
+        assert route["AuthorizationType"] == expected, route_key
         assert "AuthorizerId" not in route, route_key
+    assert len(SHARE_PUBLIC) == 5
     assert synth.of_type("AWS::ApiGatewayV2::Authorizer") == {}
     assert synth.video_index.settings.api_auth == "iam"
 
@@ -238,6 +251,9 @@ def test_jwt_authorization_from_context_uses_the_issuer_and_audience(jwt_synth: 
     routes = _routes(jwt_synth)
     assert sorted(routes) == ROUTE_KEYS
     for route_key, route in routes.items():
+        if route_key in SHARE_PUBLIC:  # (a share's secret decides, docs/shares.md)
+            assert route["AuthorizationType"] == "NONE", route_key
+            continue
         assert route["AuthorizationType"] == "JWT", route_key
         assert route["AuthorizerId"] == {"Ref": authorizer_id}, route_key
 

@@ -207,6 +207,6 @@ def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any]
         ),
         Renditions: Renditions(objects),
         Frames: Frames(objects),
-        Shares: build_shares(settings, clients),
+        Shares: build_shares(settings, clients, creates=False),
         SharePresign: SharePresign(objects.presign_get),
     }

@@ -161,15 +161,21 @@ class SharePresign:
 
 
 def build_shares(
-    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+    settings: Settings,
+    clients: Clients,
+    clock: Callable[[], float] = time.time,
+    *,
+    creates: bool = True,
 ) -> Shares | None:
-    """The shares service over the shares table, if one is configured."""
+    """The shares service over the shares table, if one is configured. ``creates=False``
+    (the media function, which only opens shares): the maxima are not read (its spec does
+    not declare them) and every window or life would be refused."""
     if not settings.shares_table:
         return None
     return Shares(
         ShareStore(clients.dynamodb, settings.shares_table),
-        max_window_s=settings.share_max_window_seconds,
-        max_lifetime_s=settings.share_max_lifetime_seconds,
+        max_window_s=settings.share_max_window_seconds if creates else 0,
+        max_lifetime_s=settings.share_max_lifetime_seconds if creates else 0,
         presign_seconds=settings.presign_seconds,
         clock=clock,
     )
