@@ -6,8 +6,9 @@ expire by TTL a month after their share ended: not primary data (a lost share is
 link less, re-made by its operator), so no deletion protection, and the table goes with
 the stack. Point-in-time recovery stays on (cdk-nag's rule for every table).
 
-What reading and writing shares means is :data:`SHARES_ACTIONS`: no Scan, no delete (a
-revocation is a new version of both items; TTL removes them).
+What reading, listing and writing shares means is :data:`SHARES_ACTIONS`: no Scan, no
+delete (a revocation is a new version of both items; TTL removes them). The media
+function only reads (a share by its id).
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from video_index.core.table_schema import (
     shares_table_definition,
 )
 
-#: Reading one share (GetItem) or a device's (Query); writing both items of one version
-#: (a transaction of two puts).
+#: Reading one share by its id (GetItem: the public routes); listing a device's (Query:
+#: the operators' list); writing both items of one version (a transaction of two puts).
 SHARES_ACTIONS: Final = {
-    Access.READ: ["dynamodb:GetItem", "dynamodb:Query"],
+    Access.READ: ["dynamodb:GetItem"],
+    Access.LIST: ["dynamodb:Query"],
     Access.WRITE: ["dynamodb:PutItem"],
 }
 

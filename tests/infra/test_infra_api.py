@@ -453,6 +453,9 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
         "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS": "10",
         "VIDEO_INDEX_CURSOR_KEY_SECRET": synth.ref(stack.api.cursor_key.secret),
+        "VIDEO_INDEX_SHARES_TABLE": synth.ref(stack.shares.table),
+        "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS": "3600",
+        "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS": "604800",
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -502,11 +505,11 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
     # And one statement per grant of its needs: segments (read), the read model (read,
     # write: read repair), annotations (read, write, delete), the export and deletion
-    # queues, deletion requests (read, write, delete), holds (read, write), and the cursor
-    # key (read: its one secret)
+    # queues, deletion requests (read, write, delete), holds (read, write), shares (read,
+    # list, write), and the cursor key (read: its one secret)
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
-    assert len(statements) == 18
+    assert len(statements) == 21
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests' windows (never of
     # the read model, a hold or an object)
@@ -547,6 +550,14 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         assert bool(per_route) == (variant is synth)  # IAM only
         for key in per_route:
             acknowledged.pop(key)
+        # (a share link's five GET routes go without authorizer: the secret decides)
+        shares = {k for k in acknowledged if k.startswith("VideoIndex/Api/HttpApi/GET--shares")}
+        assert sorted(shares) == sorted(
+            f"VideoIndex/Api/HttpApi/GET--shares--{{share_id}}{tail} Annotation::AwsSolutions-APIG4"
+            for tail in ("", "--download", "--frame", "--media--{file}", "--playlist.m3u8")
+        )
+        for key in shares:
+            assert "secret" in acknowledged.pop(key), key
         assert sorted(acknowledged) == [
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
@@ -557,8 +568,10 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         # And each with a reason a reviewer can check
         for where, reason in acknowledged.items():
             assert len(reason) > 60, where
-        # And nothing about API Gateway (authorization, logging) is acknowledged anywhere
+        # And nothing else about API Gateway (authorization, logging) is acknowledged
         for construct in variant.stack.node.find_all():
+            if construct.node.path.startswith("VideoIndex/Api/HttpApi/GET--shares"):
+                continue
             for entry in construct.node.metadata:
                 if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
                     assert not any("APIG" in rule_id for rule_id in entry.data), construct

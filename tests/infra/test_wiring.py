@@ -74,7 +74,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         },
         # Share links (docs/shares.md): optional in the spec, so the API runs without; a
         # share route then refuses naming the setting. The stack always provides it.
-        f"{V}SHARES_TABLE": (frozenset({R, W}), OPTIONAL),
+        f"{V}SHARES_TABLE": (frozenset({R, L, W}), OPTIONAL),
     },
     "media": {
         f"{V}BUCKET": (frozenset({R}), REQUIRED),
@@ -189,7 +189,8 @@ GRANTS: Final[dict[tuple[str, str], dict[str, Statement]]] = {
     (f"{V}DELETIONS_TABLE", SCAN): {"DeletionRequestsScan": _s("dynamodb:Scan", "deletions")},
     (f"{V}HOLDS_TABLE", R): {"HoldsRead": _s("dynamodb:GetItem dynamodb:Query", "holds")},
     (f"{V}HOLDS_TABLE", W): {"HoldsWrite": _s("dynamodb:PutItem", "holds")},
-    (f"{V}SHARES_TABLE", R): {"SharesRead": _s("dynamodb:GetItem dynamodb:Query", "shares")},
+    (f"{V}SHARES_TABLE", R): {"SharesRead": _s("dynamodb:GetItem", "shares")},
+    (f"{V}SHARES_TABLE", L): {"SharesList": _s("dynamodb:Query", "shares")},
     (f"{V}SHARES_TABLE", W): {"SharesWrite": _s("dynamodb:PutItem", "shares")},
     (f"{V}CURSOR_KEY_SECRET", R): {
         "ReadCursorKey": _s("secretsmanager:GetSecretValue", "${cursor-key}")

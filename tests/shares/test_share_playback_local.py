@@ -125,3 +125,41 @@ def test_nothing_outside_the_window_is_reached(shared: Any) -> None:
         assert anonymous(f"{base}/frame?t={iso(moment)}&{key}")[0] == 404, moment
     # And the playlist of the device itself still needs a caller (the local stand-in
     # makes a request without X-User an admin, so this is checked by the resolver tests)
+
+
+def test_the_share_page_plays_the_window_and_a_revoked_link_says_so(
+    shared: Any, browser: Any
+) -> None:
+    stack, first, _ = shared
+    # Given a share of the same window (its own: this test revokes it), its page link
+    body = {"from": first["from"], "to": first["to"], "expires_in_s": 600}
+    status, share, _ = stack.call("POST", f"/devices/{DEVICE}/shares", body, headers=OPERATOR)
+    assert status == 201, share
+    assert urlsplit(share["url"]).path == "/viewer/share.html"
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        sent: list[str] = []
+        page.on("request", lambda request: sent.append(request.url))
+        # When someone without an account opens it
+        page.goto(share["url"])
+        # Then the page names the camera and plays the window
+        page.wait_for_function(
+            "window.__share && window.__share.video.currentTime > 1", timeout=30_000
+        )
+        assert page.text_content("[data-testid=share-title]") == f"Camera {DEVICE}"
+        assert errors == []
+        # And no request the page made carried the fragment (only the key, in a query)
+        assert all("#" not in url for url in sent)
+        # When the link is revoked, Then the page says so
+        status, _, _ = stack.call("DELETE", f"/shares/{share['share_id']}", headers=OPERATOR)
+        assert status == 200
+        page.reload()
+        page.wait_for_function(
+            "document.querySelector('[data-testid=share-state]').dataset.kind === 'error'"
+        )
+        assert "expired or was revoked" in page.text_content("[data-testid=share-state]")
+    finally:
+        context.close()

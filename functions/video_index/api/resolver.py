@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
@@ -126,6 +127,7 @@ def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Re
     """A resolver serving ``routers`` and ``GET /openapi.json`` (their document), every
     error answered as above; ``checks`` run before every route, in order."""
     app = Resolver(enable_validation=True)
+    _quiet_route_arguments()
     _answer_errors(app)
     # Refusals raised by routes (erase, quota, others' requests) and the decision's backstop.
     access.install(app)
@@ -192,6 +194,27 @@ def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
     except ValueError as exc:
         return error(400, f"the body is not JSON: {exc}", "body")
     return None
+
+
+class _WithoutArguments(logging.Filter):
+    """Powertools logs each route's arguments at DEBUG ("Calling API Route Handler: {…}"),
+    query parameters included; a share link's secret is one (docs/shares.md#the-secret).
+    The line is kept, its arguments are not."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Calling API Route Handler"):
+            record.msg, record.args = "Calling API Route Handler", None
+        return True
+
+
+_QUIET: Final = _WithoutArguments()
+
+
+def _quiet_route_arguments() -> None:
+    """Install :class:`_WithoutArguments` on Powertools' resolver logger (once)."""
+    powertools = logging.getLogger("aws_lambda_powertools.event_handler.api_gateway")
+    if _QUIET not in powertools.filters:
+        powertools.addFilter(_QUIET)
 
 
 def _answer_errors(app: Resolver) -> None:

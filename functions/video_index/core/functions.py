@@ -235,7 +235,7 @@ API: Final = FunctionSpec(
         value(ENV_VIEWER_OIDC_CLIENT_ID),
         # Share links (docs/shares.md): create, read, revoke; a route without the table
         # refuses naming it (503), never serves unchecked.
-        need(ENV_SHARES_TABLE, R, W, required=False),
+        need(ENV_SHARES_TABLE, R, L, W, required=False),  # read: by id; list: a device's
         value(ENV_SHARE_MAX_WINDOW_SECONDS),
         value(ENV_SHARE_MAX_LIFETIME_SECONDS),
     ),
@@ -248,7 +248,7 @@ MEDIA: Final = FunctionSpec(
         need(ENV_BUCKET, R),
         value(ENV_PRESIGN_SECONDS),
         value(ENV_ACCESS_POLICY),
-        need(ENV_SHARES_TABLE, R, required=False),  # a share's files and frames
+        need(ENV_SHARES_TABLE, R, required=False),  # a share by its id: its files, frames
     ),
 )
 RECONCILE: Final = FunctionSpec(
