@@ -36,6 +36,10 @@ function say(text, kind = "info") {
 function play(link) {
   const video = $("#share-video");
   video.hidden = false;
+  // A test hook, and a fact: more than a second of the window has played.
+  video.addEventListener("timeupdate", () => {
+    if (video.currentTime > 1) video.dataset.played = "true";
+  });
   const source = shareUrl(link, "/playlist.m3u8").href;
   if (!Hls.isSupported()) {
     video.src = source; // Safari plays HLS itself
@@ -45,6 +49,8 @@ function play(link) {
   hls.on(Hls.Events.ERROR, (_event, data) => {
     if (data.fatal) say(`The video could not be played (${data.details}).`, "error");
   });
+  // Muted, so the browser lets it start by itself; the controls unmute it.
+  hls.on(Hls.Events.MANIFEST_PARSED, () => video.play().catch(() => {}));
   hls.loadSource(source);
   hls.attachMedia(video);
   window.__share = { hls, video };
