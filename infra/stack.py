@@ -43,6 +43,7 @@ from video_index.core.contract import (
     OUTPUT_REBUILD_STATE_MACHINE,
     OUTPUT_RECONCILE_STATE_MACHINE,
     OUTPUT_REPLICA_BUCKET,
+    OUTPUT_SHARES_TABLE,
     OUTPUT_VIEWER_URL,
 )
 
@@ -187,6 +188,12 @@ class VideoIndexStack(Stack):
             OUTPUT_HOLDS_TABLE,
             description="Holds table (VIDEO_INDEX_HOLDS_TABLE for the CLI; primary data)",
             value=self.holds.table.table_name,
+        )
+        CfnOutput(
+            self,
+            OUTPUT_SHARES_TABLE,
+            description="Share links table (VIDEO_INDEX_SHARES_TABLE for the CLI)",
+            value=self.shares.table.table_name,
         )
         if self.replica is not None:
             CfnOutput(

@@ -200,6 +200,8 @@ OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
 OUTPUT_HOLDS_TABLE: Final = "HoldsTableName"
+#: Share links (docs/shares.md): `video-index share --stack NAME` finds their table here.
+OUTPUT_SHARES_TABLE: Final = "SharesTableName"
 #: Camera identities (docs/cameras.md): the IoT role alias and policy `camera add` uses.
 OUTPUT_CAMERA_ROLE_ALIAS: Final = "CameraRoleAlias"
 OUTPUT_CAMERA_IOT_POLICY: Final = "CameraIotPolicy"
