@@ -109,6 +109,36 @@ def test_the_playlist_lists_exactly_the_window_without_sign_in(
     assert body.count("#EXTINF:10.000,") == 3 and body.rstrip().endswith("#EXT-X-ENDLIST")
 
 
+def test_the_holder_learns_the_window_not_who_shared_it(
+    shares_world: ShareWorld, files: list[str]
+) -> None:
+    _, share = create(shares_world, who="operator:otto")
+    status, body, _ = public(shares_world, share)
+    assert status == 200
+    assert body == {
+        "share_id": share["share_id"],
+        "device": DEVICE,
+        "from": "2026-11-29T10:00:00.000Z",
+        "to": "2026-11-29T10:00:30.000Z",
+        "expires_at": "2026-11-30T13:30:00.000Z",
+        "download": False,
+        "state": "active",
+        "playlist": f"/shares/{share['share_id']}/playlist.m3u8",
+    }
+
+
+def test_a_share_of_a_device_outside_the_scope_is_not_found(shares_world: ShareWorld) -> None:
+    # Given a share of cam-share, and an admin scoped to another camera
+    _, share = create(shares_world)
+    scoped = ev.cognito_authorizer("ada", ["admin"], devices="cam-other")
+    # When that admin revokes it, Then 404 as for no share, and it still plays
+    status, answer, _ = shares_world.api.call(
+        "DELETE", f"/shares/{share['share_id']}", authorizer=scoped
+    )
+    assert (status, answer["error"]["parameter"]) == (404, "share_id")
+    assert public(shares_world, share, "/playlist.m3u8")[0] == 200
+
+
 def test_files_outside_the_window_are_refused(shares_world: ShareWorld, files: list[str]) -> None:
     _, share = create(shares_world)
     # Files in the window redirect to a presigned GET

@@ -57,6 +57,8 @@ File = Annotated[
 ]
 Part = Annotated[Literal["init", "data"] | None, Query()]
 Width = Annotated[int, Query(ge=MIN_WIDTH, le=MAX_WIDTH)]
+#: What ``GET /shares/{id}`` tells a share's holder.
+HOLDER_SEES: Final = ("share_id", "device", "from", "to", "expires_at", "download", "state")
 NO_STORE: Final = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
@@ -72,10 +74,10 @@ def _redirect(url: str) -> Response[str]:
 def get_share(share_id: ShareId, key: Key) -> Response[Any]:
     found = shares()
     share = found.open(share_id, key)
-    body = {
-        **share.public(found.now_ms()),
-        "playlist": f"/shares/{share_id}/playlist.m3u8",
-    }
+    # What its holder needs to play it; not who made it (a principal is no holder's business).
+    shown = share.public(found.now_ms())
+    body = {name: shown[name] for name in HOLDER_SEES}
+    body["playlist"] = f"/shares/{share_id}/playlist.m3u8"
     return Response(200, content_type="application/json", body=body, headers=NO_STORE)
 
 
