@@ -38,7 +38,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_ANONYMOUS = urllib.request.build_opener(_NoRedirect)
+_ANONYMOUS = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
 
 
 def anonymous(url: str) -> tuple[int, bytes]:
