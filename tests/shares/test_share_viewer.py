@@ -57,7 +57,7 @@ def test_an_operator_shares_a_window_lists_and_revokes_it(
     # Given a window typed into the export form, and the share section opened
     page.fill("[data-testid=export-from]", f"{DAY}T10:00:05")
     page.fill("[data-testid=export-to]", f"{DAY}T10:00:25")
-    page.click("[data-testid=share-links] summary")
+    page.click("[data-testid=share-open]")
     # When the operator shares it for an hour
     page.select_option("[data-testid=share-life]", "3600")
     page.click("[data-testid=share-create]")

@@ -26,8 +26,12 @@ export class ShareLinks {
       event.preventDefault();
       this.create().catch((error) => this.say(words(error), "error"));
     });
-    root.addEventListener("toggle", () => {
-      if (root.open) this.refresh().catch((error) => this.say(words(error), "error"));
+    const opener = root.querySelector("button.share-open");
+    opener.addEventListener("click", () => {
+      const open = opener.getAttribute("aria-expanded") !== "true";
+      opener.setAttribute("aria-expanded", String(open));
+      root.querySelector("#share-body").hidden = !open;
+      if (open) this.refresh().catch((error) => this.say(words(error), "error"));
     });
   }
 
