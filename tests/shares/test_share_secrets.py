@@ -98,3 +98,20 @@ def test_serving_a_share_logs_nothing_of_its_secret(
     # Then some records were logged, and none holds the secret
     assert caplog.records
     assert not [r for r in caplog.records if secret in r.getMessage() or secret in str(r.args)]
+
+
+def test_the_local_http_server_logs_request_lines_without_their_query(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given the local stack's HTTP handler logging a request line the way http.server does
+    from video_index.local import http_api
+
+    key = "PnMoZjWw_7wzJvd1QJkAfDqapCOCGsvVa0oUwkvJzj4"
+    line = f"GET /shares/{'a' * 32}/playlist.m3u8?key={key} HTTP/1.1"
+    stand_in = type("Handler", (), {"address_string": lambda self: "127.0.0.1"})()
+    caplog.set_level(logging.INFO, logger=http_api.__name__)
+    # When it logs that request
+    http_api._Handler.log_message(stand_in, '"%s" %s %s', line, "200", "-")  # type: ignore[arg-type]
+    # Then the line names the path, without the query
+    (record,) = caplog.records
+    assert record.getMessage() == f'127.0.0.1 "GET /shares/{"a" * 32}/playlist.m3u8 HTTP/1.1" 200 -'
