@@ -69,6 +69,24 @@ def role_routes() -> dict[Role, list[tuple[str, str]]]:
     }
 
 
+def public_get_paths() -> frozenset[str]:
+    """The paths whose ``GET`` is declared ``public()`` (the viewer's, a share link's,
+    docs/shares.md): routed without an authorizer, their other methods with it."""
+    from video_index.api.resolver import TITLE
+    from video_index.app.routes import whole_app
+
+    document = (
+        whole_app()
+        .get_openapi_schema(title=TITLE, version="1")
+        .model_dump(by_alias=True, exclude_none=True)
+    )
+    return frozenset(
+        path
+        for path, item in document["paths"].items()
+        if "get" in item and Rule.parse(item["get"][ACCESS_EXTENSION]).role is None
+    )
+
+
 def identity_statements(whole_api: str) -> list[iam.PolicyStatement]:
     """The denies that leave the API only to callers whose ARN they cannot choose."""
 

@@ -69,6 +69,45 @@ ROUTED_METHODS: Final = (
 
 #: The viewer's routes answer GET only: nothing else reaches the function unauthorized.
 VIEWER_METHODS: Final = (apigwv2.HttpMethod.GET,)
+#: Why a share link's public routes have no authorizer (cdk-nag AwsSolutions-APIG4).
+SHARE_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
+    id="AwsSolutions-APIG4",
+    reason=(
+        "A share link's GET routes (docs/shares.md): their holder has no account; each "
+        "request is authorized by the share's secret (its SHA-256 compared in constant "
+        "time), refused once the share is revoked or expired, and serves only its window."
+    ),
+)
+
+
+def add_routes(
+    http_api: apigwv2.HttpApi,
+    paths: list[str],
+    integration: apigwv2.HttpRouteIntegration,
+    authorizer: apigwv2.IHttpRouteAuthorizer,
+) -> None:
+    """Every method of each path to ``integration`` behind ``authorizer``, but the ``GET``
+    a route declares ``public()`` (a share link's): that one without an authorizer."""
+    from infra.access import public_get_paths
+
+    public = public_get_paths()
+    for path in paths:
+        methods = [
+            m for m in ROUTED_METHODS if not (m is apigwv2.HttpMethod.GET and path in public)
+        ]
+        http_api.add_routes(
+            path=path, methods=methods, integration=integration, authorizer=authorizer
+        )
+        if path in public:
+            for route in http_api.add_routes(
+                path=path,
+                methods=[apigwv2.HttpMethod.GET],
+                integration=integration,
+                authorizer=apigwv2.HttpNoneAuthorizer(),
+            ):
+                Validations.of(route).acknowledge(SHARE_ROUTE_ACKNOWLEDGMENT)
+
+
 #: Why the viewer's routes have no authorizer (cdk-nag AwsSolutions-APIG4).
 VIEWER_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
     id="AwsSolutions-APIG4",
@@ -142,13 +181,7 @@ class QueryApi(Construct):
         integration = integrations.HttpLambdaIntegration(
             "Function", self.function, scope_permission_to_route=False
         )
-        for path in route_paths():
-            self.http_api.add_routes(
-                path=path,
-                methods=list(ROUTED_METHODS),
-                integration=integration,
-                authorizer=self.authorizer,
-            )
+        add_routes(self.http_api, route_paths(), integration, self.authorizer)
         if settings.viewer_enabled:
             self._viewer_routes(integration)
         #: With IAM authorization, one managed policy per role (docs/access.md).

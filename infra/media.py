@@ -18,7 +18,7 @@ from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.api import ROUTED_METHODS, QueryApi
+from infra.api import QueryApi, add_routes
 from infra.nag import derived_objects_acknowledgment
 from infra.python_function import derived_media_statement, python_function
 from infra.settings import StackSettings
@@ -79,10 +79,4 @@ class MediaRoutes(Construct):
         integration = integrations.HttpLambdaIntegration(
             "Function", self.function, scope_permission_to_route=False
         )
-        for path in media_paths():
-            api.http_api.add_routes(
-                path=path,
-                methods=list(ROUTED_METHODS),
-                integration=integration,
-                authorizer=api.authorizer,
-            )
+        add_routes(api.http_api, media_paths(), integration, api.authorizer)

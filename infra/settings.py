@@ -52,6 +52,8 @@ from video_index.core.settings import (
     DEFAULT_MAX_EXPORT_BYTES,
     DEFAULT_MAX_REMOVE_SHARE,
     DEFAULT_PRESIGN_SECONDS,
+    DEFAULT_SHARE_MAX_LIFETIME_SECONDS,
+    DEFAULT_SHARE_MAX_WINDOW_SECONDS,
     DEFAULT_TOMBSTONE_DAYS,
 )
 
@@ -182,6 +184,11 @@ class StackSettings:
     export_memory_mb: int = 3008
     export_ephemeral_storage_mb: int = 10240
     max_export_bytes: int = DEFAULT_MAX_EXPORT_BYTES
+    #: Share links (docs/shares.md): the longest window a share shows (seconds of video,
+    #: at most 6 hours, an export's) and the longest a link lives (seconds; at most the
+    #: export retention, so a share's download outlives it).
+    share_max_window_seconds: int = DEFAULT_SHARE_MAX_WINDOW_SECONDS
+    share_max_lifetime_seconds: int = DEFAULT_SHARE_MAX_LIFETIME_SECONDS
     #: When the reconcile state machine runs (EventBridge Scheduler expression, UTC). It
     #: also runs whenever a new inventory report lands.
     reconcile_schedule: str = "cron(30 4 * * ? *)"

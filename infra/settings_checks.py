@@ -136,6 +136,14 @@ def _validate_api(settings: StackSettings) -> None:
     _check_range("export_memory_mb", settings.export_memory_mb, 128, 10240)
     _check_range("export_ephemeral_storage_mb", settings.export_ephemeral_storage_mb, 512, 10240)
     _check_range("max_export_bytes", settings.max_export_bytes, 1)
+    # Share links (docs/shares.md): a window an export can make, a life its clip outlives.
+    _check_range("share_max_window_seconds", settings.share_max_window_seconds, 1, 6 * 3600)
+    _check_range(
+        "share_max_lifetime_seconds",
+        settings.share_max_lifetime_seconds,
+        1,
+        settings.export_retention_days * 86400,
+    )
 
 
 def _validate_aggregation(settings: StackSettings) -> None:

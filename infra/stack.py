@@ -31,6 +31,7 @@ from infra.outputs import aggregation_outputs, ops_outputs
 from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
+from infra.shares import Shares
 from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
 from infra.wiring import Wiring, provide_settings
@@ -42,6 +43,7 @@ from video_index.core.contract import (
     OUTPUT_REBUILD_STATE_MACHINE,
     OUTPUT_RECONCILE_STATE_MACHINE,
     OUTPUT_REPLICA_BUCKET,
+    OUTPUT_SHARES_TABLE,
     OUTPUT_VIEWER_URL,
 )
 
@@ -126,6 +128,8 @@ class VideoIndexStack(Stack):
         # footage reads them (its spec must say so), and the daily retention job (instead
         # of a per-kind lifecycle expiration) deletes what they do not cover.
         self.holds = Holds(self, "Holds", settings=settings)
+        # Share links (docs/shares.md): the API writes them, the media function reads them.
+        self.shares = Shares(self, "Shares")
 
     def _add_monitoring(self, settings: StackSettings) -> None:
         self.monitoring = Monitoring(
@@ -184,6 +188,12 @@ class VideoIndexStack(Stack):
             OUTPUT_HOLDS_TABLE,
             description="Holds table (VIDEO_INDEX_HOLDS_TABLE for the CLI; primary data)",
             value=self.holds.table.table_name,
+        )
+        CfnOutput(
+            self,
+            OUTPUT_SHARES_TABLE,
+            description="Share links table (VIDEO_INDEX_SHARES_TABLE for the CLI)",
+            value=self.shares.table.table_name,
         )
         if self.replica is not None:
             CfnOutput(

@@ -42,6 +42,8 @@ from video_index.core.contract import (
     ENV_MAX_REMOVE_SHARE,
     ENV_PRESIGN_SECONDS,
     ENV_RETENTION_DAYS,
+    ENV_SHARE_MAX_LIFETIME_SECONDS,
+    ENV_SHARE_MAX_WINDOW_SECONDS,
     ENV_SILENT_AFTER_SECONDS,
     ENV_TOMBSTONE_DAYS,
 )
@@ -206,6 +208,8 @@ def provide_settings(scope: IConstruct, settings: StackSettings) -> None:
         (ENV_RETENTION_DAYS, json.dumps(dict(settings.retention_days))),
         (ENV_CLOCK_TOLERANCE_SECONDS, str(settings.clock_tolerance_seconds)),
         (ENV_ACCESS_POLICY, settings.access_policy),
+        (ENV_SHARE_MAX_WINDOW_SECONDS, str(settings.share_max_window_seconds)),
+        (ENV_SHARE_MAX_LIFETIME_SECONDS, str(settings.share_max_lifetime_seconds)),
     ):
         wiring.provide_value(setting, scope, value)
 

@@ -25,10 +25,12 @@ from video_index.app.routes import whole_app
 from video_index.aws.deletions import DeletionTable
 from video_index.aws.holds import HoldStore
 from video_index.aws.objects import ObjectStore
+from video_index.aws.shares import ShareStore
 from video_index.core.access import ACCESS_EXTENSION, PUBLIC
 from video_index.core.table_schema import create_tables
 from video_index.deletion.jobs import DeletionJobs
 from video_index.holds.service import Holds, HoldsHeldWindows
+from video_index.shares.service import Shares
 from worlds import events as ev
 from worlds.api_world import ApiWorld, at, make_world
 
@@ -70,6 +72,14 @@ GET     /exports/{export_id}                                  401  403  403  403
 DELETE  /devices/{device}/segments                            401  403  403  403  ok   ok
 GET     /deletions/{deletion_id}                              401  403  403  403  ok   ok
 DELETE  /deletions/{deletion_id}                              401  403  403  403  ok   ok
+POST    /devices/{device}/shares                              401  403  403  403  ok   ok
+GET     /devices/{device}/shares                              401  403  403  403  ok   ok
+DELETE  /shares/{share_id}                                    401  403  403  403  ok   ok
+GET     /shares/{share_id}                                    ok   ok   ok   ok   ok   ok
+GET     /shares/{share_id}/playlist.m3u8                      ok   ok   ok   ok   ok   ok
+GET     /shares/{share_id}/media/{file}                       ok   ok   ok   ok   ok   ok
+GET     /shares/{share_id}/frame                              ok   ok   ok   ok   ok   ok
+GET     /shares/{share_id}/download                           ok   ok   ok   ok   ok   ok
 """
 
 
@@ -98,6 +108,7 @@ SAMPLES: Final = {
     "export_id": "0" * 32,
     "deletion_id": "0" * 32,
     "hold_id": "0" * 26,
+    "share_id": "0" * 32,
 }
 BODIES: Final = {
     ("POST", "/devices/{device}/annotations"): {
@@ -114,6 +125,11 @@ BODIES: Final = {
     ("POST", "/devices/{device}/exports"): {
         "from": "2026-11-29T10:00:00Z",
         "to": "2026-11-29T10:05:00Z",
+    },
+    ("POST", "/devices/{device}/shares"): {
+        "from": "2026-11-29T10:00:00Z",
+        "to": "2026-11-29T10:05:00Z",
+        "expires_in_s": 3600,
     },
 }
 
@@ -181,7 +197,12 @@ def concrete(path: str, device: str) -> str:
 def world(aws: None) -> ApiWorld:
     dynamodb = boto3.client("dynamodb")
     create_tables(
-        dynamodb, "read-model", annotations="annotations", deletions="deletions", holds="holds"
+        dynamodb,
+        "read-model",
+        annotations="annotations",
+        deletions="deletions",
+        holds="holds",
+        shares="shares",
     )
     made = make_world(dynamodb, "read-model", annotations_table="annotations")
     made.services.holds = Holds(HoldStore(dynamodb, "holds"))
@@ -193,6 +214,9 @@ def world(aws: None) -> ApiWorld:
         clock=lambda: at(30, 12).timestamp(),
     )
     made.services.exports._enqueue = lambda _: None
+    made.services.shares = Shares(
+        ShareStore(dynamodb, "shares"), max_window_s=3600, max_lifetime_s=86400, presign_seconds=900
+    )
     made.put("video", IN_SCOPE, at(29, 10), 10_000)
     made.put("video", OUT_OF_SCOPE, at(29, 10), 10_000)
     return made
@@ -243,7 +267,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 31 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 39 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:
@@ -316,7 +340,15 @@ def test_a_token_without_sub_is_refused(world: ApiWorld) -> None:
 
 def test_public_routes_need_no_caller() -> None:
     public = sorted(route for route, rule in ROUTES.items() if rule == PUBLIC)
-    assert public == [("GET", "/viewer"), ("GET", "/viewer/{file}")]
+    assert public == [
+        ("GET", "/shares/{share_id}"),
+        ("GET", "/shares/{share_id}/download"),
+        ("GET", "/shares/{share_id}/frame"),
+        ("GET", "/shares/{share_id}/media/{file}"),
+        ("GET", "/shares/{share_id}/playlist.m3u8"),
+        ("GET", "/viewer"),
+        ("GET", "/viewer/{file}"),
+    ]
 
 
 def test_tracing_never_records_an_answer() -> None:

@@ -25,9 +25,10 @@ from worlds.api_world import ApiWorld
 EXPECTED: Final = {
     "viewer": ["read"],
     "reviewer": ["read", "annotate", "review"],
-    "operator": ["read", "annotate", "review", "export", "delete", "hold"],
+    "operator": ["read", "annotate", "review", "export", "delete", "hold", "share"],
     "admin": [
-        "read", "annotate", "review", "export", "delete", "hold", "erase", "manage_others"
+        "read", "annotate", "review", "export", "delete", "hold", "share", "erase",
+        "manage_others",
     ],
 }  # fmt: skip
 ROLES: Final = ("viewer", "reviewer", "operator", "admin")
@@ -136,8 +137,10 @@ def attempt(world: ApiWorld, action: str, role: str) -> int:
     device = f"/devices/{IN_SCOPE}"
     if action == "read":
         return world.call("GET", f"{device}/segments", WINDOW, authorizer=caller)[0]
-    if action in ("annotate", "export", "hold"):
-        path = {"annotate": "annotations", "export": "exports", "hold": "holds"}[action]
+    if action in ("annotate", "export", "hold", "share"):
+        path = {"annotate": "annotations", "export": "exports", "hold": "holds"}.get(
+            action, "shares"
+        )
         body = dict(BODIES[("POST", f"/devices/{{device}}/{path}")])
         if action == "hold":  # outside WINDOW: a hold there would refuse the deletions (409)
             body |= {"from": "2026-11-29T12:00:00Z", "to": "2026-11-29T12:05:00Z"}
@@ -177,4 +180,4 @@ def test_every_action_me_names_is_allowed_and_every_other_refused(world: ApiWorl
             allowed = status not in (401, 403)
             assert allowed == (action in body["actions"]), (role, action, status)
             assert status < 500, (role, action, status)
-    assert len(outcomes) == len(ROLES) * len(every) == 32
+    assert len(outcomes) == len(ROLES) * len(every) == 36

@@ -100,7 +100,12 @@ def test_the_media_function_serves_the_media_path_and_the_api_function_every_oth
     # Given the paths of the whole API
     every = set(route_methods())
     # Then the media function serves only the routes that decode or remux (PyAV)
-    assert media_paths() == ["/devices/{device}/frame", "/devices/{device}/media/{file}"]
+    assert media_paths() == [
+        "/devices/{device}/frame",
+        "/devices/{device}/media/{file}",
+        "/shares/{share_id}/frame",
+        "/shares/{share_id}/media/{file}",
+    ]
     # And the API function every other one, the document included
     assert set(api_paths()) == every - set(media_paths())
     assert "/openapi.json" in api_paths()

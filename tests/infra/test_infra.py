@@ -631,6 +631,12 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
                 "<credentials-iot:ThingName>/*]"
                 for kind in ("video", "sensor", "analysis")
             ),
+            # a share link's GET routes: the secret decides, no authorizer (docs/shares.md)
+            *(
+                f"VideoIndex/Api/HttpApi/GET--shares--{{share_id}}{tail} "
+                "Annotation::AwsSolutions-APIG4"
+                for tail in ("", "--download", "--frame", "--media--{file}", "--playlist.m3u8")
+            ),
         ]
     )
     # And each with a reason a reviewer can check

@@ -112,6 +112,9 @@ OPERATOR_ROUTES: Final = REVIEWER_ROUTES | {
     "DELETE/devices/*/segments",
     "GET/deletions/*",
     "DELETE/deletions/*",
+    "POST/devices/*/shares",
+    "GET/devices/*/shares",
+    "DELETE/shares/*",
 }
 EXPECTED_ROUTES: Final = {
     Role.VIEWER: VIEWER_ROUTES,
@@ -150,7 +153,8 @@ def test_each_role_invokes_exactly_the_routes_written_here(synth: Synth) -> None
             found.add(arn.removeprefix(prefix))
         # Then its routes are exactly those of the hand-written list
         assert found == EXPECTED_ROUTES[role], role
-    assert len(OPERATOR_ROUTES) == 29  # 31 routes, less the viewer's two public ones
+    # 39 routes, less the viewer's two and a share link's five public ones
+    assert len(OPERATOR_ROUTES) == 32
 
 
 def test_each_policy_fits_iams_size_limit(synth: Synth) -> None:

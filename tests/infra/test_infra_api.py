@@ -57,17 +57,28 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/ranges",
     "/devices/{device}/segments",
     "/devices/{device}/segments/{kind}/{name}",
+    "/devices/{device}/shares",
     "/deletions/{deletion_id}",
     "/exports/{export_id}",
     "/holds/{hold_id}",
     "/me",
     "/openapi.json",
+    *(f"/shares/{{share_id}}{tail}" for tail in ("", "/download", "/frame", "/media/{file}")),
+    "/shares/{share_id}/playlist.m3u8",
 ]
+#: A share link's routes (docs/shares.md): their GET goes without an authorizer (the
+#: share's secret decides), every other method of the path stays authorized.
+SHARE_PUBLIC = {f"GET {path}" for path in DOCUMENTED_PATHS if path.startswith("/shares/")}
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
 #: GET only and without an authorizer (a browser cannot attach a token to a navigation).
 VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
 #: The paths that need PyAV: the media function's (docs/architecture.md).
-MEDIA_PATHS = ("/devices/{device}/media/{file}", "/devices/{device}/frame")
+MEDIA_PATHS = (
+    "/devices/{device}/media/{file}",
+    "/devices/{device}/frame",
+    "/shares/{share_id}/media/{file}",
+    "/shares/{share_id}/frame",
+)
 #: Every method but OPTIONS: a CORS preflight is answered by API Gateway itself, unsigned;
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
@@ -183,7 +194,7 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
     assert sorted(routes) == sorted(ROUTE_KEYS + [f"GET {path}" for path in VIEWER_PATHS])
     # And only those two go without authorizer; every data route needs a token
     for route_key, route in routes.items():
-        if route_key.split(" ", 1)[1] in VIEWER_PATHS:
+        if route_key.split(" ", 1)[1] in VIEWER_PATHS or route_key in SHARE_PUBLIC:
             assert route["AuthorizationType"] == "NONE", route_key
             assert "AuthorizerId" not in route, route_key
         else:
@@ -195,8 +206,10 @@ def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:
     routes = _routes(synth)
     # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer
     for route_key, route in routes.items():
-        assert route["AuthorizationType"] == "AWS_IAM", route_key
+        expected = "NONE" if route_key in SHARE_PUBLIC else "AWS_IAM"
+        assert route["AuthorizationType"] == expected, route_key
         assert "AuthorizerId" not in route, route_key
+    assert len(SHARE_PUBLIC) == 5
     assert synth.of_type("AWS::ApiGatewayV2::Authorizer") == {}
     assert synth.video_index.settings.api_auth == "iam"
 
@@ -238,6 +251,9 @@ def test_jwt_authorization_from_context_uses_the_issuer_and_audience(jwt_synth: 
     routes = _routes(jwt_synth)
     assert sorted(routes) == ROUTE_KEYS
     for route_key, route in routes.items():
+        if route_key in SHARE_PUBLIC:  # (a share's secret decides, docs/shares.md)
+            assert route["AuthorizationType"] == "NONE", route_key
+            continue
         assert route["AuthorizationType"] == "JWT", route_key
         assert route["AuthorizerId"] == {"Ref": authorizer_id}, route_key
 
@@ -437,6 +453,9 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
         "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS": "10",
         "VIDEO_INDEX_CURSOR_KEY_SECRET": synth.ref(stack.api.cursor_key.secret),
+        "VIDEO_INDEX_SHARES_TABLE": synth.ref(stack.shares.table),
+        "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS": "3600",
+        "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS": "604800",
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -486,11 +505,11 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
     # And one statement per grant of its needs: segments (read), the read model (read,
     # write: read repair), annotations (read, write, delete), the export and deletion
-    # queues, deletion requests (read, write, delete), holds (read, write), and the cursor
-    # key (read: its one secret)
+    # queues, deletion requests (read, write, delete), holds (read, write), shares (read,
+    # list, write), and the cursor key (read: its one secret)
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
-    assert len(statements) == 18
+    assert len(statements) == 21
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests' windows (never of
     # the read model, a hold or an object)
@@ -531,6 +550,14 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         assert bool(per_route) == (variant is synth)  # IAM only
         for key in per_route:
             acknowledged.pop(key)
+        # (a share link's five GET routes go without authorizer: the secret decides)
+        shares = {k for k in acknowledged if k.startswith("VideoIndex/Api/HttpApi/GET--shares")}
+        assert sorted(shares) == sorted(
+            f"VideoIndex/Api/HttpApi/GET--shares--{{share_id}}{tail} Annotation::AwsSolutions-APIG4"
+            for tail in ("", "--download", "--frame", "--media--{file}", "--playlist.m3u8")
+        )
+        for key in shares:
+            assert "secret" in acknowledged.pop(key), key
         assert sorted(acknowledged) == [
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
@@ -541,8 +568,10 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         # And each with a reason a reviewer can check
         for where, reason in acknowledged.items():
             assert len(reason) > 60, where
-        # And nothing about API Gateway (authorization, logging) is acknowledged anywhere
+        # And nothing else about API Gateway (authorization, logging) is acknowledged
         for construct in variant.stack.node.find_all():
+            if construct.node.path.startswith("VideoIndex/Api/HttpApi/GET--shares"):
+                continue
             for entry in construct.node.metadata:
                 if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
                     assert not any("APIG" in rule_id for rule_id in entry.data), construct

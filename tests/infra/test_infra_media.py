@@ -126,6 +126,7 @@ def test_media_function_runs_the_media_handler_with_pyav_and_only_its_settings(
     assert {k for k in variables if k.startswith("VIDEO_INDEX_")} == {
         "VIDEO_INDEX_BUCKET",
         "VIDEO_INDEX_PRESIGN_SECONDS",
+        "VIDEO_INDEX_SHARES_TABLE",  # a share link's files and frames (docs/shares.md)
     }
     assert props["Timeout"] == synth.props(synth.stack.api.function)["Timeout"]
 
@@ -145,14 +146,18 @@ def test_media_role_reads_segments_and_reads_and_writes_renditions_only(synth: S
     assert by_sid["ReadWriteRenditions"]["Resource"] == {
         "Fn::Join": ["", [bucket_arn, "/renditions/*"]]
     }
-    # And writes its own logs; nothing on any table or queue, nothing deleted
+    # And reads one share by its id (a share link's files and frames), nothing more of it
+    assert by_sid["SharesRead"]["Action"] == "dynamodb:GetItem"
+    assert by_sid["SharesRead"]["Resource"] == synth.arn(stack.shares.table)
+    # And writes its own logs; nothing else on any table or queue, nothing deleted
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(stack.media.log_group)
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert not {a for a in actions if a.startswith(("dynamodb:", "sqs:"))}
+    assert {a for a in actions if a.startswith(("dynamodb:", "sqs:"))} == {"dynamodb:GetItem"}
     assert not {a for a in actions if ":Delete" in a}
     assert set(by_sid) == {
         "ReadSegmentObjects",
         "ListSegmentKeys",
         "ReadWriteRenditions",
+        "SharesRead",
         "WriteOwnLogs",
     }

@@ -32,6 +32,7 @@ def test_the_stack_outputs_everything_ops_tools_need_under_the_contracts_keys(
         OUTPUT_BULK_DELETE_STATE_MACHINE,
         contract.OUTPUT_AGGREGATION_DLQ_URL,
         contract.OUTPUT_HOLDS_TABLE,
+        contract.OUTPUT_SHARES_TABLE,
         contract.OUTPUT_CAMERA_ROLE_ALIAS,
         contract.OUTPUT_CAMERA_IOT_POLICY,
     }

@@ -51,7 +51,9 @@ def test_the_viewer_template_passes_cfn_lint_and_cdk_nag(
     assert [v.rule_name for v in report.violations] == []
 
 
-def test_only_the_viewer_routes_are_acknowledged_as_unauthorized(viewer_synth: Synth) -> None:
+def test_only_the_viewer_and_share_routes_are_acknowledged_as_unauthorized(
+    viewer_synth: Synth,
+) -> None:
     # Given every APIG acknowledgment in the stack
     acknowledged = {}
     for construct in viewer_synth.stack.node.find_all():
@@ -60,14 +62,17 @@ def test_only_the_viewer_routes_are_acknowledged_as_unauthorized(viewer_synth: S
                 for rule_id, reason in entry.data.items():
                     if "APIG" in rule_id:
                         acknowledged[construct.node.path] = (rule_id, reason)
-    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified
-    assert sorted(acknowledged) == [
+    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified,
+    # and on a share link's five GET routes, whose secret decides (docs/shares.md)
+    shares = sorted(k for k in acknowledged if "GET--shares" in k)
+    assert len(shares) == 5
+    assert sorted(set(acknowledged) - set(shares)) == [
         "VideoIndex/Api/HttpApi/GET--viewer",
         "VideoIndex/Api/HttpApi/GET--viewer--{file}",
     ]
-    for rule_id, reason in acknowledged.values():
+    for where, (rule_id, reason) in acknowledged.items():
         assert rule_id == "Annotation::AwsSolutions-APIG4"
-        assert "no data and no secret" in reason
+        assert ("secret" if where in shares else "no data and no secret") in reason
 
 
 def test_the_function_tells_the_page_its_oidc_client_and_the_stack_outputs_the_url(

@@ -68,13 +68,19 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
                 "VIEWER_CONNECT_ORIGINS",
                 "VIEWER_OIDC_ISSUER",
                 "VIEWER_OIDC_CLIENT_ID",
+                "SHARE_MAX_WINDOW_SECONDS",
+                "SHARE_MAX_LIFETIME_SECONDS",
             )
         },
+        # Share links (docs/shares.md): optional in the spec, so the API runs without; a
+        # share route then refuses naming the setting. The stack always provides it.
+        f"{V}SHARES_TABLE": (frozenset({R, L, W}), OPTIONAL),
     },
     "media": {
         f"{V}BUCKET": (frozenset({R}), REQUIRED),
         f"{V}PRESIGN_SECONDS": (frozenset({VALUE}), OPTIONAL),
         f"{V}ACCESS_POLICY": (frozenset({VALUE}), OPTIONAL),
+        f"{V}SHARES_TABLE": (frozenset({R}), OPTIONAL),  # a share's files and frames
     },
     "reconcile": {
         f"{V}BUCKET": (frozenset({R, D, E}), REQUIRED),
@@ -183,6 +189,9 @@ GRANTS: Final[dict[tuple[str, str], dict[str, Statement]]] = {
     (f"{V}DELETIONS_TABLE", SCAN): {"DeletionRequestsScan": _s("dynamodb:Scan", "deletions")},
     (f"{V}HOLDS_TABLE", R): {"HoldsRead": _s("dynamodb:GetItem dynamodb:Query", "holds")},
     (f"{V}HOLDS_TABLE", W): {"HoldsWrite": _s("dynamodb:PutItem", "holds")},
+    (f"{V}SHARES_TABLE", R): {"SharesRead": _s("dynamodb:GetItem", "shares")},
+    (f"{V}SHARES_TABLE", L): {"SharesList": _s("dynamodb:Query", "shares")},
+    (f"{V}SHARES_TABLE", W): {"SharesWrite": _s("dynamodb:PutItem", "shares")},
     (f"{V}CURSOR_KEY_SECRET", R): {
         "ReadCursorKey": _s("secretsmanager:GetSecretValue", "${cursor-key}")
     },
@@ -255,6 +264,7 @@ def _names(synth: Synth, function: str) -> dict[str, str]:
         "annotations": stack.annotations.table,
         "deletions": stack.deletion.table,
         "holds": stack.holds.table,
+        "shares": stack.shares.table,
         "cursor-key": stack.api.cursor_key.secret,
         "ingest-dlq": stack.ingest.dead_letter_queue,
         "export-queue": stack.exports.queue,

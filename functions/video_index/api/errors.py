@@ -16,6 +16,7 @@ ERROR_DESCRIPTIONS: Final[dict[int, str]] = {
     404: "No such device, segment or route (or a device outside the caller's scope)",
     405: "The path does not have this method",
     409: "The request conflicts with the current state",
+    410: "The share link has expired or was revoked (docs/shares.md)",
     412: "`If-Match` names a version that is not the current one: read it again",
     413: "The body is larger than 64 KiB",
     414: "The request line is too long (more than 64 KiB)",

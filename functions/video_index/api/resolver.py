@@ -8,6 +8,7 @@ them (docs/api.md):
 * :class:`~video_index.core.errors.NotFound` and an unknown path → 404,
 * a method the path does not have → 405 with ``Allow``,
 * :class:`~video_index.core.errors.Conflict` → 409,
+* :class:`~video_index.core.errors.Gone` (a share link expired or revoked) → 410,
 * :class:`~video_index.core.errors.PreconditionFailed` (a stale ``If-Match``) → 412,
 * :class:`~video_index.core.errors.PreconditionRequired` (no ``If-Match``) → 428,
 * a body larger than :data:`MAX_BODY_BYTES` → 413, one that is not JSON → 415 or 400,
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
@@ -45,6 +47,7 @@ from video_index.core.errors import (
     BadInput,
     ConfigurationError,
     Conflict,
+    Gone,
     NotFound,
     PreconditionFailed,
     PreconditionRequired,
@@ -124,6 +127,7 @@ def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Re
     """A resolver serving ``routers`` and ``GET /openapi.json`` (their document), every
     error answered as above; ``checks`` run before every route, in order."""
     app = Resolver(enable_validation=True)
+    _quiet_route_arguments()
     _answer_errors(app)
     # Refusals raised by routes (erase, quota, others' requests) and the decision's backstop.
     access.install(app)
@@ -192,6 +196,27 @@ def _unreadable_body(event: Mapping[str, Any]) -> Response[Any] | None:
     return None
 
 
+class _WithoutArguments(logging.Filter):
+    """Powertools logs each route's arguments at DEBUG ("Calling API Route Handler: {…}"),
+    query parameters included; a share link's secret is one (docs/shares.md#the-secret).
+    The line is kept, its arguments are not."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Calling API Route Handler"):
+            record.msg, record.args = "Calling API Route Handler", None
+        return True
+
+
+_QUIET: Final = _WithoutArguments()
+
+
+def _quiet_route_arguments() -> None:
+    """Install :class:`_WithoutArguments` on Powertools' resolver logger (once)."""
+    powertools = logging.getLogger("aws_lambda_powertools.event_handler.api_gateway")
+    if _QUIET not in powertools.filters:
+        powertools.addFilter(_QUIET)
+
+
 def _answer_errors(app: Resolver) -> None:
     """Map the product's errors (and an unknown path or method) to their answers."""
     for kind, answer in (
@@ -201,6 +226,7 @@ def _answer_errors(app: Resolver) -> None:
         (PreconditionRequired, _precondition_required),
         (NotFound, _not_found_error),
         (Conflict, _conflict),
+        (Gone, _gone),
         (ServiceError, _service_error),
         (ConfigurationError, _configuration_error),
     ):
@@ -260,6 +286,10 @@ def _not_found_error(exc: NotFound) -> Response[Any]:
 
 def _conflict(exc: Conflict) -> Response[Any]:
     return error(409, str(exc))
+
+
+def _gone(exc: Gone) -> Response[Any]:
+    return error(410, exc.message, exc.parameter)
 
 
 def _service_error(exc: ServiceError) -> Response[Any]:

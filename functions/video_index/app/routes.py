@@ -22,6 +22,8 @@ from video_index.holds import routes as hold_routes
 from video_index.media import routes as media_routes
 from video_index.query import live as live_routes
 from video_index.query import routes as query_routes
+from video_index.shares import public as share_public_routes
+from video_index.shares import routes as share_routes
 from video_index.viewer import routes as viewer_routes
 
 #: The API function's routers, in the order the document lists them.
@@ -34,9 +36,14 @@ API_ROUTERS: Final[tuple[Router, ...]] = (
     deletion_routes.router,
     hold_routes.router,
     me_routes.router,
+    share_routes.router,
+    share_public_routes.router,
 )
 #: The media function's routers.
-MEDIA_ROUTERS: Final[tuple[Router, ...]] = (media_routes.files_router,)
+MEDIA_ROUTERS: Final[tuple[Router, ...]] = (
+    media_routes.files_router,
+    share_public_routes.files_router,
+)
 
 
 @cache

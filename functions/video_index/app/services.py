@@ -38,6 +38,7 @@ from video_index.query.live import LiveEdge
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
 from video_index.query.timeline import Timeline
+from video_index.shares.service import SharePresign, Shares, build_shares
 
 
 @dataclass
@@ -64,6 +65,11 @@ class ApiServices:
     timeline: Timeline | None = None
     #: The newest files of each device (the live playlist, docs/playback.md#live).
     live: LiveEdge | None = None
+    #: Share links (docs/shares.md); None without ``VIDEO_INDEX_SHARES_TABLE`` (their
+    #: routes refuse naming it).
+    shares: Shares | None = None
+    #: A presigned GET living as long as asked (a share's links: never past its end).
+    share_presign: Callable[[str, int, str | None], str] | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -88,6 +94,10 @@ class ApiServices:
                     CursorKey: self.cursor_key,
                     Timeline: self.timeline or Timeline(queries, None, None),
                     LiveEdge: self.live,
+                    Shares: self.shares,
+                    SharePresign: SharePresign(self.share_presign)
+                    if self.share_presign is not None
+                    else None,
                 }
             )
         return self._by_type
@@ -142,6 +152,8 @@ def build_api_services(
             HoldsHeldWindows(holds) if holds is not None else None,
         ),
         live=LiveEdge(store, objects, queries.generation, clock),
+        shares=build_shares(settings, clients, clock),
+        share_presign=objects.presign_get,
     )
 
 
@@ -195,4 +207,6 @@ def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any]
         ),
         Renditions: Renditions(objects),
         Frames: Frames(objects),
+        Shares: build_shares(settings, clients, creates=False),
+        SharePresign: SharePresign(objects.presign_get),
     }

@@ -46,6 +46,7 @@ from video_index.cli import local as local_cli
 from video_index.cli import ops as ops_cli
 from video_index.cli import restore as restore_cli
 from video_index.cli import retention as retention_cli
+from video_index.cli import share as share_cli
 from video_index.cli import status as status_cli
 from video_index.cli import upload as upload_cli
 from video_index.cli.args import check_window, device_arg, start_arg
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         devices_cli.register,
         camera_cli.register,
         hold_cli.register,
+        share_cli.register,
         retention_cli.register,
     ):
         register(commands)

@@ -65,6 +65,7 @@ ACTIONS: Final[Mapping[str, Role]] = {
     "export": Role.OPERATOR,  # clip exports
     "delete": Role.OPERATOR,  # deletion requests within the policy; withdraw one's own
     "hold": Role.OPERATOR,  # place evidence holds; release one's own
+    "share": Role.OPERATOR,  # share links (docs/shares.md); revoke one's own
     "erase": Role.ADMIN,  # deletion requests with erase=true
     "manage_others": Role.ADMIN,  # others' annotations, deletion requests and holds
 }

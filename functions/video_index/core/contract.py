@@ -97,6 +97,11 @@ ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"
 #: The origins the viewer's page may connect to besides the API's own (its CSP ``connect-src``,
 #: docs/viewer.md): the segment bucket's, and the identity provider's. Space-separated.
 ENV_VIEWER_CONNECT_ORIGINS: Final = "VIDEO_INDEX_VIEWER_CONNECT_ORIGINS"
+#: Share links (docs/shares.md): their table, the longest window one may show (seconds of
+#: video) and the longest a link may live (seconds).
+ENV_SHARES_TABLE: Final = "VIDEO_INDEX_SHARES_TABLE"
+ENV_SHARE_MAX_WINDOW_SECONDS: Final = "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS"
+ENV_SHARE_MAX_LIFETIME_SECONDS: Final = "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -195,6 +200,8 @@ OUTPUT_VIEWER_URL: Final = "ViewerUrl"
 OUTPUT_ANNOTATIONS_TABLE: Final = "AnnotationsTableName"
 OUTPUT_DELETIONS_TABLE: Final = "DeletionsTableName"
 OUTPUT_HOLDS_TABLE: Final = "HoldsTableName"
+#: Share links (docs/shares.md): `video-index share --stack NAME` finds their table here.
+OUTPUT_SHARES_TABLE: Final = "SharesTableName"
 #: Camera identities (docs/cameras.md): the IoT role alias and policy `camera add` uses.
 OUTPUT_CAMERA_ROLE_ALIAS: Final = "CameraRoleAlias"
 OUTPUT_CAMERA_IOT_POLICY: Final = "CameraIotPolicy"

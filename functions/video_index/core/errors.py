@@ -10,6 +10,7 @@ same way, in one place each:
 | :class:`BadInput` (names the parameter) | 400 | 2 | parked / ignored with the reason |
 | :class:`NotFound` | 404 | 1 | — |
 | :class:`Conflict` | 409 | 1 | — |
+| :class:`Gone` (a share link expired or revoked) | 410 | 1 | — |
 | :class:`PreconditionFailed` (a stale ``If-Match``) | 412 | 1 | — |
 | :class:`PreconditionRequired` (no ``If-Match``) | 428 | 2 | — |
 | :class:`ConfigurationError` | 503 | 2 | the invocation fails |
@@ -47,6 +48,15 @@ class NotFound(VideoIndexError, LookupError):
 
 class Conflict(VideoIndexError):
     """The request disagrees with the current state (a stale version, a running job)."""
+
+
+class Gone(VideoIndexError):
+    """The thing asked for existed but has ended (a share link expired or revoked): 410."""
+
+    def __init__(self, parameter: str | None, message: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.message = message
 
 
 class PreconditionFailed(Conflict):

@@ -56,6 +56,9 @@ from video_index.core.contract import (
     ENV_REPLICA_BUCKET,
     ENV_REPORTS_BUCKET,
     ENV_RETENTION_DAYS,
+    ENV_SHARE_MAX_LIFETIME_SECONDS,
+    ENV_SHARE_MAX_WINDOW_SECONDS,
+    ENV_SHARES_TABLE,
     ENV_SILENT_AFTER_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
@@ -230,13 +233,23 @@ API: Final = FunctionSpec(
         value(ENV_VIEWER_CONNECT_ORIGINS),
         value(ENV_VIEWER_OIDC_ISSUER),
         value(ENV_VIEWER_OIDC_CLIENT_ID),
+        # Share links (docs/shares.md): create, read, revoke; a route without the table
+        # refuses naming it (503), never serves unchecked.
+        need(ENV_SHARES_TABLE, R, L, W, required=False),  # read: by id; list: a device's
+        value(ENV_SHARE_MAX_WINDOW_SECONDS),
+        value(ENV_SHARE_MAX_LIFETIME_SECONDS),
     ),
 )
 MEDIA: Final = FunctionSpec(
     "media",
     MEDIA_HANDLER,
     MEDIA_SERVICE_NAME,
-    (need(ENV_BUCKET, R), value(ENV_PRESIGN_SECONDS), value(ENV_ACCESS_POLICY)),
+    (
+        need(ENV_BUCKET, R),
+        value(ENV_PRESIGN_SECONDS),
+        value(ENV_ACCESS_POLICY),
+        need(ENV_SHARES_TABLE, R, required=False),  # a share by its id: its files, frames
+    ),
 )
 RECONCILE: Final = FunctionSpec(
     "reconcile",

@@ -29,6 +29,9 @@ from video_index.core.contract import (
     ENV_REPLICA_BUCKET,
     ENV_REPORTS_BUCKET,
     ENV_RETENTION_DAYS,
+    ENV_SHARE_MAX_LIFETIME_SECONDS,
+    ENV_SHARE_MAX_WINDOW_SECONDS,
+    ENV_SHARES_TABLE,
     ENV_SILENT_AFTER_SECONDS,
     ENV_TABLE,
     ENV_TOMBSTONE_DAYS,
@@ -54,6 +57,9 @@ DEFAULT_MAX_REMOVE_SHARE: Final = 0.1
 DEFAULT_FRESH_WINDOW_SECONDS: Final = 900
 #: The largest clip export (the sum of its source files), docs/playback.md.
 DEFAULT_MAX_EXPORT_BYTES: Final = 2 * 1024**3
+#: Share links (docs/shares.md): an hour of video at most, living a week at most.
+DEFAULT_SHARE_MAX_WINDOW_SECONDS: Final = 3600
+DEFAULT_SHARE_MAX_LIFETIME_SECONDS: Final = 7 * 24 * 3600
 
 
 #: Each field of :class:`Settings` and the environment variable it is read from.
@@ -80,6 +86,9 @@ FIELD_SETTINGS: Final = {
     "holds_table": ENV_HOLDS_TABLE,
     "cursor_key_secret": ENV_CURSOR_KEY_SECRET,
     "clock_tolerance_seconds": ENV_CLOCK_TOLERANCE_SECONDS,
+    "shares_table": ENV_SHARES_TABLE,
+    "share_max_window_seconds": ENV_SHARE_MAX_WINDOW_SECONDS,
+    "share_max_lifetime_seconds": ENV_SHARE_MAX_LIFETIME_SECONDS,
 }
 
 
@@ -121,6 +130,10 @@ class Settings:
     #: How far a file may end after S3 received it before its camera's clock is ahead
     #: (docs/operations.md#camera-clocks).
     clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
+    #: Share links (docs/shares.md): their table, the longest window, the longest life.
+    shares_table: str | None = None
+    share_max_window_seconds: int = DEFAULT_SHARE_MAX_WINDOW_SECONDS
+    share_max_lifetime_seconds: int = DEFAULT_SHARE_MAX_LIFETIME_SECONDS
 
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None
@@ -210,6 +223,8 @@ _INTS: Final = {
     "fresh_window_seconds": DEFAULT_FRESH_WINDOW_SECONDS,
     "max_export_bytes": DEFAULT_MAX_EXPORT_BYTES,
     "clock_tolerance_seconds": DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    "share_max_window_seconds": DEFAULT_SHARE_MAX_WINDOW_SECONDS,
+    "share_max_lifetime_seconds": DEFAULT_SHARE_MAX_LIFETIME_SECONDS,
 }
 _PER_KIND: Final = {
     "silent_after_seconds": DEFAULT_SILENT_AFTER_SECONDS,

@@ -57,12 +57,19 @@ def holds_table_definition(table_name: str) -> dict[str, Any]:
     return _keyed_table_definition(table_name)
 
 
+def shares_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the shares table (docs/shares.md): a share item per
+    share and a copy under its device; items expire by TTL a while after the share ends."""
+    return _keyed_table_definition(table_name)
+
+
 def create_tables(
     client: Any,
     read_model: str,
     annotations: str | None = None,
     deletions: str | None = None,
     holds: str | None = None,
+    shares: str | None = None,
 ) -> None:
     """Create the tables (and enable TTL) the way the stack does; for local runs and tests."""
     client.create_table(**read_model_table_definition(read_model))
@@ -80,3 +87,10 @@ def create_tables(
     if holds:
         client.create_table(**holds_table_definition(holds))
         client.get_waiter("table_exists").wait(TableName=holds)
+    if shares:
+        client.create_table(**shares_table_definition(shares))
+        client.get_waiter("table_exists").wait(TableName=shares)
+        client.update_time_to_live(
+            TableName=shares,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+        )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -75,6 +76,8 @@ _MONTHS: Final = (
 _INTERNAL_ERROR: Final = b'{"message":"Internal Server Error"}'
 #: The host names a request may give (``Host``): the loopback interface's (docs/local.md).
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+#: A request line's query (``?…`` up to the next space): left out of the log lines.
+_QUERY: Final = re.compile(r"(/\S*?)\?\S*")
 
 
 def build_event(
@@ -273,7 +276,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
-        logger.info("%s %s", self.address_string(), format % args)
+        # Without the query: a share link's secret travels there (docs/shares.md), and the
+        # deployed API's access log records the path alone too.
+        shown = tuple(_QUERY.sub(r"\1", a) if isinstance(a, str) else a for a in args)
+        logger.info("%s %s", self.address_string(), format % shown)
 
 
 def host_refusal(host: str | None, port: int) -> tuple[int, str] | None:

@@ -23,6 +23,7 @@ class LocalNames:
     export_dlq: str = "video-index-exports-dlq"
     deletions_table: str = "video-index-deletions"
     holds_table: str = "video-index-holds"
+    shares_table: str = "video-index-shares"
     deletion_queue: str = "video-index-deletions"
     deletion_dlq: str = "video-index-deletions-dlq"
     #: The secret the API's page cursors are sealed with (random per stack).

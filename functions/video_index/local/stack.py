@@ -266,6 +266,7 @@ class LocalStack:
             export_queue_url=queues["export_queue_url"],
             deletions_table=self.names.deletions_table,
             holds_table=self.names.holds_table,
+            shares_table=self.names.shares_table,
             deletion_queue_url=queues["deletion_queue_url"],
             cursor_key_secret=cursor_key_secret,
             **self.settings_overrides,
@@ -300,6 +301,7 @@ class LocalStack:
             names.annotations_table,
             names.deletions_table,
             names.holds_table,
+            shares=names.shares_table,
         )
         return queues
 
@@ -356,6 +358,7 @@ class LocalStack:
             **queues,
             "deletions_table": self.names.deletions_table,
             "holds_table": self.names.holds_table,
+            "shares_table": self.names.shares_table,
             # The retention a local run applies, and the stack's clock (``--now``) as an
             # offset from the real one: ``video-index retention run --ready-file``.
             "retention_days": dict(self.settings.retention_days),

@@ -12,6 +12,7 @@ import { DayMarks, markHeldDays } from "./marks.js";
 import { renderDevices } from "./devices.js";
 import { $, guarded, report, status } from "./dom.js";
 import { Exporter } from "./export.js";
+import { ShareLinks } from "./share-links.js";
 import { setupKeys } from "./keys.js";
 import { LiveButton } from "./live-button.js";
 import { Overlays } from "./overlays.js";
@@ -57,6 +58,7 @@ const timeline = new Timeline($("#timeline"), {
   onPick: (ms, clickedAt) => playFrom(ms, clickedAt).catch((error) => report(error, "playing")),
 });
 const exporter = new Exporter($("#export-form"), $("#timeline"), timeline);
+new ShareLinks($("#share-links"), exporter);
 new Previews($("#timeline"), timeline, () => state.device);
 const dayMarks = new DayMarks(timeline);
 const overlays = new Overlays($("#overlays"));

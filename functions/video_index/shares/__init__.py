@@ -1,0 +1,1 @@
+"""Share links (docs/shares.md): a read-only, expiring link to one window of one camera."""
