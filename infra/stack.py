@@ -22,6 +22,7 @@ from infra.bulk import bulk_operations
 from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
+from infra.signing import ExportSigningKey
 from infra.holds import Holds
 from infra.ingest import IngestPipeline
 from infra.media import MediaRoutes
@@ -89,6 +90,8 @@ class VideoIndexStack(Stack):
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
         )
+        # Signs export manifests (docs/playback.md#signed-exports).
+        self.export_signing_key = ExportSigningKey(self, "ExportSigningKey")
 
     def _add_api(self, settings: StackSettings) -> None:
         """The HTTP API, and the bucket's CORS for the players it redirects."""

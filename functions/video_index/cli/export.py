@@ -110,12 +110,17 @@ def _run(console: Console, exports: Any, job: Any) -> Any:
 def _services(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """Exports, queries and the segment bucket of the target the arguments name."""
     from video_index.app.services import build_api_services
+    from video_index.aws.kms import signing_key
     from video_index.aws.objects import ObjectStore
     from video_index.cli.targets import resources
+    from video_index.core.contract import ENV_EXPORT_SIGNING_KEY
     from video_index.media.exports import Exports
 
     found = resources(args)
     settings, clients = found.settings, found.clients
     objects = ObjectStore(clients.s3, settings.bucket)
-    exports = Exports(objects, enqueue=lambda _: None, max_bytes=settings.max_export_bytes)
+    signer = signing_key(settings.export_signing_key, clients.kms, ENV_EXPORT_SIGNING_KEY)
+    exports = Exports(
+        objects, enqueue=lambda _: None, max_bytes=settings.max_export_bytes, signer=signer
+    )
     return exports, build_api_services(settings, clients, found.clock).queries, objects

@@ -18,6 +18,7 @@ from video_index.core.contract import (
     ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
+    ENV_EXPORT_SIGNING_KEY,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
     ENV_HOLDS_TABLE,
@@ -80,6 +81,7 @@ FIELD_SETTINGS: Final = {
     "holds_table": ENV_HOLDS_TABLE,
     "cursor_key_secret": ENV_CURSOR_KEY_SECRET,
     "clock_tolerance_seconds": ENV_CLOCK_TOLERANCE_SECONDS,
+    "export_signing_key": ENV_EXPORT_SIGNING_KEY,
 }
 
 
@@ -121,6 +123,8 @@ class Settings:
     #: How far a file may end after S3 received it before its camera's clock is ahead
     #: (docs/operations.md#camera-clocks).
     clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
+    #: The asymmetric KMS key export manifests are signed with (docs/playback.md#signed-exports).
+    export_signing_key: str | None = None
 
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None

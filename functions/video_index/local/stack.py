@@ -257,6 +257,12 @@ class LocalStack:
         cursor_key_secret = create_cursor_key_secret(
             self.clients.secretsmanager, self.names.cursor_key_secret
         )
+        from video_index.aws.kms import create_signing_key
+
+        # The export signing key, in moto's KMS (it signs locally, as KMS would).
+        export_signing_key = create_signing_key(
+            self.clients.kms, "video-index local: signs export manifests"
+        )
         self.settings = Settings(
             bucket=self.names.bucket,
             table=self.names.table,
@@ -268,6 +274,7 @@ class LocalStack:
             holds_table=self.names.holds_table,
             deletion_queue_url=queues["deletion_queue_url"],
             cursor_key_secret=cursor_key_secret,
+            export_signing_key=export_signing_key,
             **self.settings_overrides,
         )
         self._start_workers(dynamodb_endpoint)
@@ -356,6 +363,7 @@ class LocalStack:
             **queues,
             "deletions_table": self.names.deletions_table,
             "holds_table": self.names.holds_table,
+            "export_signing_key": self.settings.export_signing_key,
             # The retention a local run applies, and the stack's clock (``--now``) as an
             # offset from the real one: ``video-index retention run --ready-file``.
             "retention_days": dict(self.settings.retention_days),
