@@ -22,7 +22,6 @@ from infra.bulk import bulk_operations
 from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
 from infra.exports import ExportPipeline
-from infra.signing import ExportSigningKey
 from infra.holds import Holds
 from infra.ingest import IngestPipeline
 from infra.media import MediaRoutes
@@ -32,6 +31,7 @@ from infra.outputs import aggregation_outputs, ops_outputs
 from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
+from infra.signing import ExportSigningKey
 from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
 from infra.wiring import Wiring, provide_settings
