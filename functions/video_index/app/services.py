@@ -109,7 +109,7 @@ def window_facts(by_type: dict[type[Any], object]) -> WindowFacts:
     def read(device: str, start_ms: int, end_ms: int, zone: str) -> Any:
         parse_zone(zone)
         gaps = [
-            gap_out(g).model_dump(exclude_none=True)
+            gap_out(g).model_dump(mode="json")
             for g in timeline.answer(device, start_ms, end_ms).gaps
         ]
         held = holds.window(device, start_ms, end_ms) if isinstance(holds, Holds) else []

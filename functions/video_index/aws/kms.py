@@ -53,7 +53,11 @@ def _mapped(exc: ClientError | BotoCoreError, key_id: str, what: str) -> Excepti
 
 
 class SigningKey:
-    """One asymmetric KMS key, by id or ARN, through ``client`` (or one made on first use)."""
+    """One asymmetric KMS key, by its ARN, through ``client`` (or one made on first use).
+
+    The key is named by the ARN of the setting, in a manifest and with the public key alike
+    (KMS answers Sign and GetPublicKey with the key's ARN; moto answers GetPublicKey with the
+    bare key id, so the answer's ``KeyId`` is not used)."""
 
     def __init__(self, key_id: str, client: Any | None = None) -> None:
         self.key_id = key_id
@@ -70,7 +74,7 @@ class SigningKey:
 
     def sign(self, message: bytes) -> tuple[bytes, str]:
         """The DER ECDSA signature of ``message`` (RAW: KMS hashes it, at most 4,096 bytes)
-        and the ARN of the key that made it."""
+        and the key's ARN."""
         try:
             answer = self._kms().sign(
                 KeyId=self.key_id,
@@ -80,15 +84,14 @@ class SigningKey:
             )
         except (ClientError, BotoCoreError) as exc:
             raise _mapped(exc, self.key_id, "Sign") from exc
-        return bytes(answer["Signature"]), str(answer["KeyId"])
+        return bytes(answer["Signature"]), self.key_id
 
     def public_key(self) -> PublicKey:
         try:
             answer = self._kms().get_public_key(KeyId=self.key_id)
         except (ClientError, BotoCoreError) as exc:
             raise _mapped(exc, self.key_id, "GetPublicKey") from exc
-        pem = pem_of(bytes(answer["PublicKey"]))
-        return PublicKey(pem, str(answer["KeyId"]), SIGNING_ALGORITHM)
+        return PublicKey(pem_of(bytes(answer["PublicKey"])), self.key_id, SIGNING_ALGORITHM)
 
 
 def create_signing_key(client: Any, description: str) -> str:

@@ -48,6 +48,7 @@ from video_index.cli import restore as restore_cli
 from video_index.cli import retention as retention_cli
 from video_index.cli import status as status_cli
 from video_index.cli import upload as upload_cli
+from video_index.cli import verify as verify_cli
 from video_index.cli.args import check_window, device_arg, start_arg
 from video_index.cli.console import make_console
 from video_index.cli.exits import (
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         devices_cli.register,
         camera_cli.register,
         hold_cli.register,
+        verify_cli.register,
         retention_cli.register,
     ):
         register(commands)
