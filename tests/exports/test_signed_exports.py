@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +81,7 @@ def exported(aws: None, new_table: TableFactory, tmp_path: Path) -> Exported:
     assert answer == {"batchItemFailures": []}
     status, done, _ = world.get(f"/exports/{job['export_id']}")
     assert status == 200 and done["state"] == "done", done
-    status, key, headers = world.get("/exports/public-key")
+    status, key, _headers = world.get("/exports/public-key")
     assert status == 200, key
     paths = tmp_path / "clip.mp4", tmp_path / "manifest.json", tmp_path / "key.pem"
     paths[0].write_bytes(_object(world, clip_key(job["export_id"])))
@@ -147,7 +148,7 @@ def test_the_manifest_lists_sources_hashes_gaps_and_who_exported(exported: Expor
         f"/devices/{DEVICE}/ranges", f"from={iso(at(29, 10))}&to={iso(at(29, 10, 1))}"
     )[1]
     assert manifest["gaps"] == ranges["gaps"]
-    assert [(g["start"], g["end"]) for g in manifest["gaps"]][0] == (
+    assert next((g["start"], g["end"]) for g in manifest["gaps"]) == (
         "2026-11-29T10:00:02.000Z",
         "2026-11-29T10:00:10.000Z",
     )
@@ -155,7 +156,7 @@ def test_the_manifest_lists_sources_hashes_gaps_and_who_exported(exported: Expor
     assert manifest["clip"]["sha256"] == hashlib.sha256(clip_bytes).hexdigest()
     ranges_of = [tuple(f["range"]) for f in manifest["fragments"]]
     assert ranges_of[0][0] == 0 and ranges_of[-1][1] == len(clip_bytes)
-    assert all(a[1] == b[0] for a, b in zip(ranges_of, ranges_of[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges_of))
     assert manifest["fragments"][0]["part"] == "header"
 
 
