@@ -97,8 +97,10 @@ def test_a_multipart_upload_sends_each_parts_sha256_and_gets_a_composite(s3: Any
     content = fmp4_with(b"multipart", part + 2)
     sent = _sent_checksums(s3)
     # When the uploader puts it
-    result = upload_segment(s3, BUCKET, content, kind="video", device="cam-1", start=START,
-                            duration_ms=1_000, ext="mp4", multipart_threshold=part, part_size=part)  # fmt: skip
+    result = upload_segment(
+        s3, BUCKET, content, kind="video", device="cam-1", start=START, duration_ms=1_000,
+        ext="mp4", multipart_threshold=part, part_size=part,
+    )  # fmt: skip
     # Then each part carried its own SHA-256
     assert sent == [(b"SHA256", b"x-amz-checksum-sha256")] * 2
     # And the object's checksum is the composite of the parts' (not the object's SHA-256)
