@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from video_index.core.timeunits import iso_ms
-from video_index.media.mp4_index import fragments
+from video_index.media.mp4_index import Fragment, fragments, moov_end
 
 FORMAT: Final = "video-index-export-manifest/1"
 #: Where a source's SHA-256 came from.
@@ -91,24 +91,37 @@ def _wall(clip_ms: int, sources: Sequence[Source], starts: Sequence[int]) -> int
 def clip_parts(
     path: Path, sources: Sequence[Source], starts: Sequence[int]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The clip's size and SHA-256, and its fragments with their hashes and moments."""
-    data = path.read_bytes()
-    tiles, _ = fragments(data)
+    """The clip's size and SHA-256, and its fragments with their hashes and moments (the
+    file is read once, a fragment at a time: a clip may be gigabytes)."""
+    size = path.stat().st_size
+    whole = hashlib.sha256()
     parts = []
-    for tile in tiles:
-        part: dict[str, Any] = {
-            "range": [tile.start, tile.end],
-            "sha256": hashlib.sha256(data[tile.start : tile.end]).hexdigest(),
-        }
-        if tile.from_ms is None or tile.to_ms is None:
-            part["part"] = "header"
-        else:
-            part.update(clip_from_ms=tile.from_ms, clip_to_ms=tile.to_ms)
-            part["from"] = iso_ms(_wall(tile.from_ms, sources, starts))
-            part["to"] = iso_ms(_wall(tile.to_ms, sources, starts))
-        parts.append(part)
-    clip = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    return clip, parts
+    with path.open("rb") as handle:
+        end = moov_end(handle)
+        handle.seek(0)
+        tiles, _ = fragments(handle.read(end), size)
+        handle.seek(0)
+        for tile in tiles:
+            digest = hashlib.sha256()
+            for chunk in _read(handle, tile.end - tile.start):
+                digest.update(chunk)
+                whole.update(chunk)
+            parts.append(_part(tile, digest.hexdigest(), sources, starts))
+    return {"bytes": size, "sha256": whole.hexdigest()}, parts
+
+
+def _part(
+    tile: Fragment, sha256: str, sources: Sequence[Source], starts: Sequence[int]
+) -> dict[str, Any]:
+    """A fragment as the manifest lists it: its range, hash and moment (or "header")."""
+    part: dict[str, Any] = {"range": [tile.start, tile.end], "sha256": sha256}
+    if tile.from_ms is None or tile.to_ms is None:
+        part["part"] = "header"
+    else:
+        part.update(clip_from_ms=tile.from_ms, clip_to_ms=tile.to_ms)
+        part["from"] = iso_ms(_wall(tile.from_ms, sources, starts))
+        part["to"] = iso_ms(_wall(tile.to_ms, sources, starts))
+    return part
 
 
 def build(

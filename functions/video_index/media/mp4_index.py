@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import BinaryIO, Final
 
 from video_index.core.errors import BadInput
 
@@ -124,9 +124,31 @@ def _sizes(data: bytes, stbl: tuple[int, int]) -> list[int]:
     return list(struct.unpack_from(f">{count}I", data, stsz[0] + 12))
 
 
-def fragments(data: bytes) -> tuple[list[Fragment], int]:
-    """The header and the keyframe groups of a progressive MP4 (tiling ``data``), and the
-    video track's timescale. Raises BadInput("clip", …) for anything else."""
+def moov_end(handle: BinaryIO) -> int:
+    """Where the ``moov`` box of an open MP4 ends (its top-level boxes' headers read only):
+    the bytes :func:`fragments` needs, without reading the media."""
+    at = 0
+    while True:
+        handle.seek(at)
+        head = handle.read(16)
+        if len(head) < 8:
+            raise BadInput("clip", "no moov box: not a progressive MP4")
+        size, kind = struct.unpack_from(">I4s", head)
+        size = int(size)
+        if size == 1 and len(head) == 16:
+            size = int(struct.unpack_from(">Q", head, 8)[0])
+        if size < 8:
+            raise BadInput("clip", f"a malformed {kind!r} box at byte {at}")
+        if kind == b"moov":
+            return at + size
+        at += size
+
+
+def fragments(data: bytes, size: int | None = None) -> tuple[list[Fragment], int]:
+    """The header and the keyframe groups of a progressive MP4 whose first bytes (through
+    its ``moov``) are ``data`` and whose size is ``size`` (default: ``data`` is the whole
+    file), tiling the file; and the video track's timescale. Raises BadInput("clip", …) for
+    anything else."""
     moov = _child(data, 0, len(data), b"moov")
     if moov is None:
         raise BadInput("clip", "no moov box: not a progressive MP4")
@@ -154,7 +176,7 @@ def fragments(data: bytes) -> tuple[list[Fragment], int]:
         pts = dts + (shifts[index] if index < len(shifts) else 0) - shift
         times.append((pts, pts + duration))
         dts += duration
-    return _tiles(keys, offsets, times, timescale, len(data)), timescale
+    return _tiles(keys, offsets, times, timescale, len(data) if size is None else size), timescale
 
 
 def _tiles(
