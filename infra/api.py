@@ -54,7 +54,19 @@ def route_paths() -> list[str]:
     """
     from video_index.app.routes import api_paths
 
-    return sorted(path for path in api_paths() if path not in VIEWER_PATHS)
+    return sorted(path for path in api_paths() if path not in (*VIEWER_PATHS, *PUBLIC_PATHS))
+
+
+#: Data routes anyone may call (``public()``), routed GET only and without an authorizer:
+#: the public key exports are signed with (docs/playback.md#signed-exports).
+PUBLIC_PATHS: Final = ("/exports/public-key",)
+PUBLIC_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
+    id="AwsSolutions-APIG4",
+    reason=(
+        "The public half of the export signing key: whoever is handed an export verifies it "
+        "without an account, and a public key is no secret."
+    ),
+)
 
 
 #: Every method a route forwards to the function (``OPTIONS``: see :func:`route_paths`).
@@ -151,6 +163,14 @@ class QueryApi(Construct):
             )
         if settings.viewer_enabled:
             self._viewer_routes(integration)
+        for path in PUBLIC_PATHS:
+            for route in self.http_api.add_routes(
+                path=path,
+                methods=[apigwv2.HttpMethod.GET],
+                integration=integration,
+                authorizer=apigwv2.HttpNoneAuthorizer(),
+            ):
+                Validations.of(route).acknowledge(PUBLIC_ROUTE_ACKNOWLEDGMENT)
         #: With IAM authorization, one managed policy per role (docs/access.md).
         self.role_policies = (
             RolePolicies(self, "RolePolicies", http_api=self.http_api)

@@ -67,6 +67,7 @@ POST    /devices/{device}/holds                               401  403  403  403
 DELETE  /holds/{hold_id}                                      401  403  403  403  ok   ok
 POST    /devices/{device}/exports                             401  403  403  403  ok   ok
 GET     /exports/{export_id}                                  401  403  403  403  ok   ok
+GET     /exports/public-key                                   ok   ok   ok   ok   ok   ok
 DELETE  /devices/{device}/segments                            401  403  403  403  ok   ok
 GET     /deletions/{deletion_id}                              401  403  403  403  ok   ok
 DELETE  /deletions/{deletion_id}                              401  403  403  403  ok   ok

@@ -72,6 +72,8 @@ MEDIA_PATHS = ("/devices/{device}/media/{file}", "/devices/{device}/frame")
 #: an authorized ANY route would catch it and refuse it.
 ROUTED_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
 ROUTE_KEYS = sorted(f"{method} {path}" for path in DOCUMENTED_PATHS for method in ROUTED_METHODS)
+#: Documented public data routes (docs/api.md): GET only, without an authorizer.
+PUBLIC_ROUTE_KEYS = ["GET /exports/public-key"]
 
 
 def _api_only(context: Mapping[str, Any]) -> tuple[Synth, QueryApi]:
@@ -136,7 +138,7 @@ def test_api_has_exactly_the_documented_routes_each_to_its_function(synth: Synth
     routes = _routes(synth)
     # Then the routes are exactly the documented paths, each with every method but OPTIONS
     # (the function answers 405 for a method a path lacks), with no $default catch-all
-    assert sorted(routes) == ROUTE_KEYS
+    assert sorted(routes) == sorted(ROUTE_KEYS + PUBLIC_ROUTE_KEYS)
     assert synth.props(api.http_api)["ProtocolType"] == "HTTP"
     # And every route targets a Lambda proxy integration: the media path the media
     # function (PyAV), every other path the API function
@@ -158,7 +160,7 @@ def test_api_has_exactly_the_documented_routes_each_to_its_function(synth: Synth
         f"{method} {path}" for path in MEDIA_PATHS for method in ROUTED_METHODS
     }
     assert {key for key, arn in function_of.items() if arn == synth.arn(api.function)} == {
-        key for key in ROUTE_KEYS if key.split(" ", 1)[1] not in MEDIA_PATHS
+        key for key in ROUTE_KEYS + PUBLIC_ROUTE_KEYS if key.split(" ", 1)[1] not in MEDIA_PATHS
     }
     assert len(synth.of_type("AWS::ApiGatewayV2::Integration")) == 2
 
@@ -180,10 +182,12 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
     # Given the routes of a deployment with -c viewer=on (and JWT authorization)
     routes = _routes(viewer_synth)
     # Then the API routes are unchanged, and the viewer's two paths are added, GET only
-    assert sorted(routes) == sorted(ROUTE_KEYS + [f"GET {path}" for path in VIEWER_PATHS])
-    # And only those two go without authorizer; every data route needs a token
+    viewer = [f"GET {path}" for path in VIEWER_PATHS]
+    assert sorted(routes) == sorted(ROUTE_KEYS + PUBLIC_ROUTE_KEYS + viewer)
+    # And only those two and the public key go without authorizer; every data route needs
+    # a token
     for route_key, route in routes.items():
-        if route_key.split(" ", 1)[1] in VIEWER_PATHS:
+        if route_key in viewer + PUBLIC_ROUTE_KEYS:
             assert route["AuthorizationType"] == "NONE", route_key
             assert "AuthorizerId" not in route, route_key
         else:
@@ -193,9 +197,11 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
 def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:
     # Given the routes of the default deployment
     routes = _routes(synth)
-    # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer
+    # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer,
+    # but the public key's (GET only, no authorizer: anyone verifies an export)
     for route_key, route in routes.items():
-        assert route["AuthorizationType"] == "AWS_IAM", route_key
+        expected = "NONE" if route_key in PUBLIC_ROUTE_KEYS else "AWS_IAM"
+        assert route["AuthorizationType"] == expected, route_key
         assert "AuthorizerId" not in route, route_key
     assert synth.of_type("AWS::ApiGatewayV2::Authorizer") == {}
     assert synth.video_index.settings.api_auth == "iam"
@@ -236,8 +242,11 @@ def test_jwt_authorization_from_context_uses_the_issuer_and_audience(jwt_synth: 
     }
     # And every route uses it
     routes = _routes(jwt_synth)
-    assert sorted(routes) == ROUTE_KEYS
+    assert sorted(routes) == sorted(ROUTE_KEYS + PUBLIC_ROUTE_KEYS)
     for route_key, route in routes.items():
+        if route_key in PUBLIC_ROUTE_KEYS:
+            assert route["AuthorizationType"] == "NONE", route_key
+            continue
         assert route["AuthorizationType"] == "JWT", route_key
         assert route["AuthorizerId"] == {"Ref": authorizer_id}, route_key
 
