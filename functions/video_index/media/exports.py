@@ -109,9 +109,11 @@ def erased_key(export_id: str) -> str:
 
 
 def remove_clip(objects: ObjectStore, export_id: str) -> None:
-    """Every version and delete marker of the export's clip (an erasure, :mod:`.erasure`)."""
-    key = clip_key(export_id)
-    objects.delete_versions([(v.key, v.version_id) for v in objects.versions(key) if v.key == key])
+    """Every version and delete marker of the export's clip and its manifest (an erasure,
+    :mod:`.erasure`: the manifest names and hashes the erased footage)."""
+    keys = {clip_key(export_id), manifest_key(export_id)}
+    found = objects.versions(f"{EXPORTS_PREFIX}{export_id}/")
+    objects.delete_versions([(v.key, v.version_id) for v in found if v.key in keys])
 
 
 def _source(key: str, got: CheckedObject) -> manifest.Source:
