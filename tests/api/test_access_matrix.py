@@ -244,7 +244,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 31 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 32 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:
@@ -317,7 +317,7 @@ def test_a_token_without_sub_is_refused(world: ApiWorld) -> None:
 
 def test_public_routes_need_no_caller() -> None:
     public = sorted(route for route, rule in ROUTES.items() if rule == PUBLIC)
-    assert public == [("GET", "/viewer"), ("GET", "/viewer/{file}")]
+    assert public == [("GET", "/exports/public-key"), ("GET", "/viewer"), ("GET", "/viewer/{file}")]
 
 
 def test_tracing_never_records_an_answer() -> None:

@@ -169,8 +169,9 @@ def test_the_resolver_documents_exactly_these_paths() -> None:
     # Given the paths of the resolver's OpenAPI document (what infra routes from)
     from video_index.app.routes import route_methods
 
-    # Then they are the documented API paths and the viewer's
-    assert sorted(route_methods()) == sorted(DOCUMENTED_PATHS + VIEWER_PATHS)
+    # Then they are the documented API paths, the public key's and the viewer's
+    public = [key.split(" ", 1)[1] for key in PUBLIC_ROUTE_KEYS]
+    assert sorted(route_methods()) == sorted(DOCUMENTED_PATHS + public + VIEWER_PATHS)
     assert {path: sorted(route_methods()[path]) for path in VIEWER_PATHS} == {
         path: ["GET"] for path in VIEWER_PATHS
     }
@@ -446,6 +447,7 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_SILENT_AFTER_SECONDS": '{"video": 300, "sensor": 900, "analysis": 900}',
         "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS": "10",
         "VIDEO_INDEX_CURSOR_KEY_SECRET": synth.ref(stack.api.cursor_key.secret),
+        "VIDEO_INDEX_EXPORT_SIGNING_KEY": synth.arn(stack.export_signing_key.key),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -495,11 +497,13 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     assert sorted(xray["Action"]) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
     # And one statement per grant of its needs: segments (read), the read model (read,
     # write: read repair), annotations (read, write, delete), the export and deletion
-    # queues, deletion requests (read, write, delete), holds (read, write), and the cursor
-    # key (read: its one secret)
+    # queues, deletion requests (read, write, delete), holds (read, write), the cursor
+    # key (read: its one secret), and the export signing key's public half
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
-    assert len(statements) == 18
+    assert by_sid["ReadExportPublicKey"]["Action"] == "kms:GetPublicKey"
+    assert by_sid["ReadExportPublicKey"]["Resource"] == synth.arn(stack.export_signing_key.key)
+    assert len(statements) == 19
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests' windows (never of
     # the read model, a hold or an object)
@@ -542,6 +546,7 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
             acknowledged.pop(key)
         assert sorted(acknowledged) == [
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
+            "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
             f"{role}[Resource::*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",
@@ -551,7 +556,10 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         for where, reason in acknowledged.items():
             assert len(reason) > 60, where
         # And nothing about API Gateway (authorization, logging) is acknowledged anywhere
+        # but the public key's route (no authorizer: anyone verifies an export)
         for construct in variant.stack.node.find_all():
+            if construct.node.path == "VideoIndex/Api/HttpApi/GET--exports--public-key":
+                continue
             for entry in construct.node.metadata:
                 if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
                     assert not any("APIG" in rule_id for rule_id in entry.data), construct

@@ -60,7 +60,11 @@ def test_only_the_viewer_routes_are_acknowledged_as_unauthorized(viewer_synth: S
                 for rule_id, reason in entry.data.items():
                     if "APIG" in rule_id:
                         acknowledged[construct.node.path] = (rule_id, reason)
-    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified
+    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified, and
+    # on the export signing key's public half (docs/playback.md#signed-exports)
+    public_key = acknowledged.pop("VideoIndex/Api/HttpApi/GET--exports--public-key")
+    assert public_key[0] == "Annotation::AwsSolutions-APIG4"
+    assert "a public key is no secret" in public_key[1]
     assert sorted(acknowledged) == [
         "VideoIndex/Api/HttpApi/GET--viewer",
         "VideoIndex/Api/HttpApi/GET--viewer--{file}",

@@ -124,7 +124,10 @@ def template_world(synth: Synth) -> TemplateWorld:
             made = secrets.create_secret(Name=logical_id, SecretString=token_hex(32))
             names[logical_id] = made["ARN"]
         elif resource["Type"] == "AWS::KMS::Key":
-            key = kms.create_key(KeySpec=props["KeySpec"], KeyUsage=props["KeyUsage"])
+            key = kms.create_key(
+                KeySpec=props.get("KeySpec", "SYMMETRIC_DEFAULT"),
+                KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+            )
             names[logical_id] = key["KeyMetadata"]["Arn"]
     return TemplateWorld(synth, names)
 

@@ -60,11 +60,35 @@ class _EventObject:
 
 
 def install() -> Callable[[], None]:
-    """Patch moto's S3 backend (process-wide); returns the function that undoes it."""
-    from moto.s3 import models, notifications, responses
+    """Patch moto's S3 (process-wide); returns the function that undoes it."""
+    undo = [_install_notifications(), _install_checksums()]
+
+    def uninstall() -> None:
+        for step in reversed(undo):
+            step()
+
+    return uninstall
+
+
+def _install_checksums() -> Callable[[], None]:
+    from moto.s3 import responses
 
     with _lock:
-        original_checksum = responses.S3Response._get_checksum
+        original = responses.S3Response._get_checksum
+        responses.S3Response._get_checksum = _checked(original)  # type: ignore[method-assign]
+
+    def uninstall() -> None:
+        with _lock:
+            responses.S3Response._get_checksum = original  # type: ignore[method-assign]
+
+    return uninstall
+
+
+def _install_notifications() -> Callable[[], None]:
+    """The delete notifications and the versions listing (the module's docstring)."""
+    from moto.s3 import models, notifications
+
+    with _lock:
         original_delete = models.S3Backend.delete_object
         original_event = notifications._get_s3_event
 
@@ -131,14 +155,12 @@ def install() -> Callable[[], None]:
         models.S3Backend.delete_object = delete_object  # type: ignore[method-assign]
         models.S3Backend.list_object_versions = list_object_versions  # type: ignore[method-assign]
         notifications._get_s3_event = get_s3_event
-        responses.S3Response._get_checksum = _checked(original_checksum)  # type: ignore[method-assign]
 
     def uninstall() -> None:
         with _lock:
             models.S3Backend.delete_object = original_delete  # type: ignore[method-assign]
             models.S3Backend.list_object_versions = original_versions  # type: ignore[method-assign]
             notifications._get_s3_event = original_event
-            responses.S3Response._get_checksum = original_checksum  # type: ignore[method-assign]
 
     return uninstall
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from video_index.aws.kms import create_signing_key
 from video_index.core.queue_settings import (
     DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
@@ -257,12 +258,6 @@ class LocalStack:
         cursor_key_secret = create_cursor_key_secret(
             self.clients.secretsmanager, self.names.cursor_key_secret
         )
-        from video_index.aws.kms import create_signing_key
-
-        # The export signing key, in moto's KMS (it signs locally, as KMS would).
-        export_signing_key = create_signing_key(
-            self.clients.kms, "video-index local: signs export manifests"
-        )
         self.settings = Settings(
             bucket=self.names.bucket,
             table=self.names.table,
@@ -274,7 +269,7 @@ class LocalStack:
             holds_table=self.names.holds_table,
             deletion_queue_url=queues["deletion_queue_url"],
             cursor_key_secret=cursor_key_secret,
-            export_signing_key=export_signing_key,
+            export_signing_key=create_signing_key(self.clients.kms, "video-index local exports"),
             **self.settings_overrides,
         )
         self._start_workers(dynamodb_endpoint)
