@@ -68,10 +68,13 @@ def test_a_six_hour_manifest_is_a_few_megabytes(aws: None, new_table: TableFacto
     grown = _six_hours(manifest)
     size = len(json.dumps(grown, indent=1).encode())
     compact = len(json.dumps(grown, sort_keys=True, separators=(",", ":")).encode())
+    per_source = len(json.dumps(grown["sources"], indent=1)) / len(grown["sources"])
+    per_fragment = len(json.dumps(grown["fragments"], indent=1)) / len(grown["fragments"])
     print(
         f"\n6 h of 6 s files ({SIX_HOURS_FILES} sources, "
         f"{SIX_HOURS_FILES * GROUPS_PER_FILE} fragments): manifest {size:,} B stored, "
-        f"{compact:,} B canonical; measured on {FILES} files: {stored['ContentLength']:,} B"
+        f"{compact:,} B canonical ({per_source:.0f} B a source, {per_fragment:.0f} B a "
+        f"fragment); measured on {FILES} files: {stored['ContentLength']:,} B"
     )
     # Then it is a few megabytes: stored in S3 beside the clip, never through a Lambda answer
     assert size < LIMIT_BYTES

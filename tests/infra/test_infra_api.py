@@ -546,8 +546,8 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
             acknowledged.pop(key)
         assert sorted(acknowledged) == [
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
-            "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
+            "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             f"{role}[Resource::*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",
             f"{role}[Resource::<{bucket}.Arn>/v1/*]",
