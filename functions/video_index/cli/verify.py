@@ -41,11 +41,22 @@ def register(commands: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    verify.add_argument("clip", type=Path, metavar="CLIP.mp4")
-    verify.add_argument("manifest", type=Path, metavar="MANIFEST.json")
-    verify.add_argument("--public-key", type=Path, metavar="PEM_FILE")
-    verify.add_argument("--api", metavar="URL", help="the API to fetch the public key from")
-    verify.add_argument("--ready-file", type=Path, metavar="PATH", help="a video-index local")
+    verify.add_argument("clip", type=Path, metavar="CLIP.mp4", help="the exported clip")
+    verify.add_argument(
+        "manifest", type=Path, metavar="MANIFEST.json", help="its manifest (manifest_url)"
+    )
+    verify.add_argument(
+        "--public-key", type=Path, metavar="PEM_FILE", help="the export public key (PEM)"
+    )
+    verify.add_argument(
+        "--api", metavar="URL", help="fetch the public key from this API (no account needed)"
+    )
+    verify.add_argument(
+        "--ready-file",
+        type=Path,
+        metavar="PATH",
+        help="fetch it from this running video-index local (default: its ready file)",
+    )
     verify.set_defaults(handler=lambda args, console, _: _verify(args, console))
 
 
