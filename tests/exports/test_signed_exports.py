@@ -297,3 +297,18 @@ def test_a_worker_without_the_signing_key_refuses_naming_the_setting(
     with pytest.raises(ConfigurationError, match="VIDEO_INDEX_EXPORT_SIGNING_KEY"):
         exports.run("0" * 32)
     assert Clients is not None and SigningKey is not None
+
+
+def test_an_export_in_an_unknown_zone_is_a_400_naming_tz(
+    aws: None, new_table: TableFactory
+) -> None:
+    # Given a world with a file
+    dynamodb, table = new_table()
+    world = make_world(dynamodb, table)
+    world.put("video", DEVICE, at(29, 10), 2_000, media="ts")
+    window = {"from": iso(at(29, 10)), "to": iso(at(29, 11)), "tz": "Mars/Olympus"}
+    # When an export names a zone that does not exist
+    status, body, _ = world.call("POST", f"/devices/{DEVICE}/exports", body=json.dumps(window))
+    # Then it is refused naming tz
+    assert status == 400, body
+    assert body["error"]["parameter"] == "tz"

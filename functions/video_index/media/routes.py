@@ -191,9 +191,9 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     device = params.device(device)
     # The 6-hour bound first: a longer window is refused before anything is read.
     start_ms, end_ms = params.window(request.from_, request.to, MAX_EXPORT_WINDOW_MS)
-    facts = optional_service(WindowFacts)
-    gaps, holds = facts(device, start_ms, end_ms, request.tz) if facts else ([], [])
     entries = service(VideoEntries)(device, start_ms, end_ms)
+    facts = optional_service(WindowFacts)  # the manifest's gaps and holds
+    gaps, holds = facts(device, start_ms, end_ms, request.tz) if facts else ([], [])
     job = service(Exports).create(
         device,
         start_ms,
