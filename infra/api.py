@@ -69,15 +69,34 @@ ROUTED_METHODS: Final = (
 
 #: The viewer's routes answer GET only: nothing else reaches the function unauthorized.
 VIEWER_METHODS: Final = (apigwv2.HttpMethod.GET,)
-#: Why a share link's public routes have no authorizer (cdk-nag AwsSolutions-APIG4).
-SHARE_ROUTE_ACKNOWLEDGMENT: Final = Acknowledgment(
-    id="AwsSolutions-APIG4",
-    reason=(
-        "A share link's GET routes (docs/shares.md): their holder has no account; each "
-        "request is authorized by the share's secret (its SHA-256 compared in constant "
-        "time), refused once the share is revoked or expired, and serves only its window."
+#: Why each public data route has no authorizer (cdk-nag AwsSolutions-APIG4), by the start
+#: of its path: a route declared ``public()`` without a reason here fails synthesis.
+PUBLIC_ROUTE_ACKNOWLEDGMENTS: Final = {
+    "/shares/": Acknowledgment(
+        id="AwsSolutions-APIG4",
+        reason=(
+            "A share link's GET routes (docs/shares.md): their holder has no account; each "
+            "request is authorized by the share's secret (its SHA-256 compared in constant "
+            "time), refused once the share is revoked or expired, and serves only its window."
+        ),
     ),
-)
+    "/exports/public-key": Acknowledgment(
+        id="AwsSolutions-APIG4",
+        reason=(
+            "The public half of the export signing key: whoever is handed an export verifies "
+            "it without an account, and a public key is no secret."
+        ),
+    ),
+}
+
+
+def public_acknowledgment(path: str) -> Acknowledgment:
+    """Why ``path``'s public GET has no authorizer; a public route without a reason is a
+    mistake, refused here (synthesis fails naming it)."""
+    for start, acknowledgment in PUBLIC_ROUTE_ACKNOWLEDGMENTS.items():
+        if path.startswith(start):
+            return acknowledgment
+    raise ValueError(f"GET {path} is declared public() but infra/api.py gives no reason")
 
 
 def add_routes(
@@ -87,7 +106,8 @@ def add_routes(
     authorizer: apigwv2.IHttpRouteAuthorizer,
 ) -> None:
     """Every method of each path to ``integration`` behind ``authorizer``, but the ``GET``
-    a route declares ``public()`` (a share link's): that one without an authorizer."""
+    a route declares ``public()`` (a share link's, the export key's): that one without an
+    authorizer, acknowledged with its reason (:func:`public_acknowledgment`)."""
     from infra.access import public_get_paths
 
     public = public_get_paths()
@@ -105,7 +125,7 @@ def add_routes(
                 integration=integration,
                 authorizer=apigwv2.HttpNoneAuthorizer(),
             ):
-                Validations.of(route).acknowledge(SHARE_ROUTE_ACKNOWLEDGMENT)
+                Validations.of(route).acknowledge(public_acknowledgment(path))
 
 
 #: Why the viewer's routes have no authorizer (cdk-nag AwsSolutions-APIG4).

@@ -32,6 +32,7 @@ from infra.read_model import ReadModelTable
 from infra.replication import SegmentReplica
 from infra.settings import REPLICATION_OFF, StackSettings
 from infra.shares import Shares
+from infra.signing import ExportSigningKey
 from infra.silence import SilentCameras
 from infra.storage import SegmentStorage
 from infra.wiring import Wiring, provide_settings
@@ -91,6 +92,8 @@ class VideoIndexStack(Stack):
         self.exports = ExportPipeline(
             self, "Exports", settings=settings, bucket=self.storage.bucket
         )
+        # Signs export manifests (docs/playback.md#signed-exports).
+        self.export_signing_key = ExportSigningKey(self, "ExportSigningKey")
 
     def _add_api(self, settings: StackSettings) -> None:
         """The HTTP API, and the bucket's CORS for the players it redirects."""

@@ -21,6 +21,7 @@ from video_index.api.access import configure_policy
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, build_api_services, configure
 from video_index.aws.clients import S3_CONFIG, Clients
+from video_index.aws.kms import create_signing_key
 from video_index.core.access_policy import AccessPolicy
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.settings import Settings
@@ -71,6 +72,8 @@ class ApiWorld:
         notify: bool = True,
         received: datetime | None = None,
         label: str = "",
+        body: bytes | None = None,
+        checksum: bool = True,
     ) -> SegmentKey:
         """Upload an object; with ``notify`` its S3 event is ingested too.
 
@@ -78,12 +81,18 @@ class ApiWorld:
         playable video of its own size (``size`` is then ignored). Its event says S3
         received it at ``received``: by default :data:`UPLOAD_DELAY` after its end, a
         camera whose clock agrees with S3's uploading each file once it is done. ``label``
-        makes the content (hence the id and key) differ from another upload of the moment."""
+        makes the content (hence the id and key) differ from another upload of the moment.
+        ``body``: these bytes instead (with ``media`` naming their container). Sent with its
+        SHA-256 checksum, as the uploader sends it (S3 verifies and keeps it), unless
+        ``checksum=False`` (an object uploaded by an older tool)."""
         tag = f"{device}{start}{duration_ms}{label}".encode()
-        body = hashlib.sha256(tag).digest()[:1] * size
         ext = "mp4" if kind == "video" else "json"
-        if media is not None:
+        if body is not None:
+            ext = "ts" if media == "ts" else ext
+        elif media is not None:
             body, ext = video_with(media, tag), "ts" if media == "ts" else "mp4"
+        else:
+            body = hashlib.sha256(tag).digest()[:1] * size
         segment = SegmentKey(
             kind=kind,
             device=device,
@@ -92,7 +101,8 @@ class ApiWorld:
             id=segment_id(kind, device, start, duration_ms, body),
             ext=ext,
         )
-        etag = self.s3.put_object(Bucket=ev.BUCKET, Key=segment.key, Body=body)["ETag"]
+        extra = {"ChecksumAlgorithm": "SHA256"} if checksum else {}
+        etag = self.s3.put_object(Bucket=ev.BUCKET, Key=segment.key, Body=body, **extra)["ETag"]
         if notify:
             self.notify(
                 ev.s3_record(
@@ -188,6 +198,7 @@ def make_world(
     s3 = boto3.client("s3", config=S3_CONFIG)
     s3.create_bucket(Bucket=ev.BUCKET)
     secrets = boto3.client("secretsmanager")
+    kms = boto3.client("kms")
     settings = Settings(
         bucket=ev.BUCKET,
         table=table,
@@ -195,8 +206,11 @@ def make_world(
         cursor_key_secret=cursor_key_secret(secrets),
         deletions_table=deletions_table,
         holds_table=holds_table,
+        export_signing_key=create_signing_key(kms, "test: signs export manifests"),
     )
-    clients = Clients(dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets)
+    clients = Clients(
+        dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets, kms=kms
+    )
     services = build_api_services(settings, clients, clock=now.timestamp)
     configure(lambda: services)
     aggregation = None

@@ -69,6 +69,7 @@ POST    /devices/{device}/holds                               401  403  403  403
 DELETE  /holds/{hold_id}                                      401  403  403  403  ok   ok
 POST    /devices/{device}/exports                             401  403  403  403  ok   ok
 GET     /exports/{export_id}                                  401  403  403  403  ok   ok
+GET     /exports/public-key                                   ok   ok   ok   ok   ok   ok
 DELETE  /devices/{device}/segments                            401  403  403  403  ok   ok
 GET     /deletions/{deletion_id}                              401  403  403  403  ok   ok
 DELETE  /deletions/{deletion_id}                              401  403  403  403  ok   ok
@@ -267,7 +268,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 39 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 40 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:
@@ -341,6 +342,7 @@ def test_a_token_without_sub_is_refused(world: ApiWorld) -> None:
 def test_public_routes_need_no_caller() -> None:
     public = sorted(route for route, rule in ROUTES.items() if rule == PUBLIC)
     assert public == [
+        ("GET", "/exports/public-key"),
         ("GET", "/shares/{share_id}"),
         ("GET", "/shares/{share_id}/download"),
         ("GET", "/shares/{share_id}/frame"),

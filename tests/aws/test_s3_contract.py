@@ -18,6 +18,8 @@ camera principals' tests do (tests/cameras/test_camera_principals.py).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -364,3 +366,31 @@ def test_head_of_a_missing_key_is_403_without_list_bucket(
     marker goes. The product never relies on a 404 without ``s3:ListBucket``: the camera
     HEADs only keys that answered 412 (they exist)."""
     assert _head_status(principal("s3:GetObject"), KEY + ".missing") == 403
+
+
+# --- checksums on upload ------------------------------------------------------------------
+
+#: The SHA-256 (base64) of something that is not the body put.
+_NOT_THE_BODY = base64.b64encode(hashlib.sha256(b"another body").digest()).decode()
+
+
+def test_a_put_whose_sha256_is_not_its_bodys_is_refused_bad_digest(s3_like_s3: Bucket) -> None:
+    # "If the checksum value calculated by S3 matches your provided value, the request is
+    # accepted. If the values don't match, the request is rejected." (S3 User Guide,
+    # Checking object integrity for data uploads)
+    with pytest.raises(ClientError) as refused:
+        s3_like_s3.s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"one", ChecksumSHA256=_NOT_THE_BODY)
+    assert refused.value.response["Error"]["Code"] == "BadDigest"
+    assert "Versions" not in s3_like_s3.s3.list_object_versions(Bucket=BUCKET)
+    # And a body sent with its own SHA-256 (computed by the SDK) is kept with it
+    s3_like_s3.s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"one", ChecksumAlgorithm="SHA256")
+    got = s3_like_s3.s3.get_object(Bucket=BUCKET, Key=KEY, ChecksumMode="ENABLED")
+    assert got["ChecksumSHA256"] == base64.b64encode(hashlib.sha256(b"one").digest()).decode()
+
+
+def test_moto_still_accepts_a_put_whose_sha256_is_not_its_bodys(moto_as_is: Bucket) -> None:
+    moto_as_is.s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"one", ChecksumSHA256=_NOT_THE_BODY)
+    assert moto_as_is.s3.head_object(Bucket=BUCKET, Key=KEY)["ContentLength"] == 3, (
+        "moto now refuses a checksum that is not the body's: remove the _get_checksum patch "
+        "of video_index/local/s3_fidelity.py"
+    )

@@ -47,7 +47,15 @@ class Entry:
 
 
 def _exports(world: World) -> Exports:
-    return Exports(ObjectStore(world.s3, BUCKET), enqueue=lambda _: None, max_bytes=10**9)
+    import boto3
+
+    from video_index.aws.kms import SigningKey, create_signing_key
+
+    kms = boto3.client("kms", region_name="us-east-1")
+    key = SigningKey(create_signing_key(kms, "test: export manifests"), kms)
+    return Exports(
+        ObjectStore(world.s3, BUCKET), enqueue=lambda _: None, max_bytes=10**9, signer=lambda: key
+    )
 
 
 def _export(world: World, device: str, keys: list[str]) -> ExportJob:
@@ -137,6 +145,7 @@ def test_an_erasure_ends_the_exports_made_of_its_footage_and_removes_their_clips
     assert failed.state is ExportState.FAILED and failed.clip_bytes is None
     assert failed.error == f"erased: deletion {request.deletion_id} erased the window's footage"
     assert _versions(world, f"exports/{erased.export_id}/clip.mp4") == []
+    assert _versions(world, f"exports/{erased.export_id}/manifest.json") == []
     # And the others are done, their clips there
     for job in (kept, elsewhere):
         assert exports.get(job.export_id).state is ExportState.DONE

@@ -618,6 +618,8 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/exports/*]",
             # the API's cursor key: no rotation function (replacing it ends cursors only)
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
+            # the export signing key's public half: anyone verifies an export, no account
+            "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             # the stream consumer: no bucket access; ListStreams and X-Ray; its DLQ
             "VideoIndex/Aggregation/Function Annotation::AwsSolutions-L1",
             f"VideoIndex/Aggregation/Role {iam5}*]",

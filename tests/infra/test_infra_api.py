@@ -59,6 +59,7 @@ DOCUMENTED_PATHS = [
     "/devices/{device}/segments/{kind}/{name}",
     "/devices/{device}/shares",
     "/deletions/{deletion_id}",
+    "/exports/public-key",
     "/exports/{export_id}",
     "/holds/{hold_id}",
     "/me",
@@ -66,9 +67,14 @@ DOCUMENTED_PATHS = [
     *(f"/shares/{{share_id}}{tail}" for tail in ("", "/download", "/frame", "/media/{file}")),
     "/shares/{share_id}/playlist.m3u8",
 ]
-#: A share link's routes (docs/shares.md): their GET goes without an authorizer (the
-#: share's secret decides), every other method of the path stays authorized.
-SHARE_PUBLIC = {f"GET {path}" for path in DOCUMENTED_PATHS if path.startswith("/shares/")}
+#: The public data routes: a share link's (docs/shares.md: the share's secret decides) and
+#: the export key's (docs/playback.md#signed-exports: a public key is no secret). Their GET
+#: goes without an authorizer, every other method of the path stays authorized.
+PUBLIC_GETS = {
+    f"GET {path}"
+    for path in DOCUMENTED_PATHS
+    if path.startswith("/shares/") or path == "/exports/public-key"
+}
 #: The viewer's page (docs/viewer.md): documented too, but routed only with `-c viewer=on`,
 #: GET only and without an authorizer (a browser cannot attach a token to a navigation).
 VIEWER_PATHS = ["/viewer", "/viewer/{file}"]
@@ -191,10 +197,12 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
     # Given the routes of a deployment with -c viewer=on (and JWT authorization)
     routes = _routes(viewer_synth)
     # Then the API routes are unchanged, and the viewer's two paths are added, GET only
-    assert sorted(routes) == sorted(ROUTE_KEYS + [f"GET {path}" for path in VIEWER_PATHS])
-    # And only those two go without authorizer; every data route needs a token
+    viewer = [f"GET {path}" for path in VIEWER_PATHS]
+    assert sorted(routes) == sorted(ROUTE_KEYS + viewer)
+    # And only those two and the public key go without authorizer; every data route needs
+    # a token
     for route_key, route in routes.items():
-        if route_key.split(" ", 1)[1] in VIEWER_PATHS or route_key in SHARE_PUBLIC:
+        if route_key.split(" ", 1)[1] in VIEWER_PATHS or route_key in PUBLIC_GETS:
             assert route["AuthorizationType"] == "NONE", route_key
             assert "AuthorizerId" not in route, route_key
         else:
@@ -204,12 +212,13 @@ def test_with_the_viewer_on_only_its_page_is_routed_without_authorization(
 def test_routes_require_iam_authorization_by_default(synth: Synth) -> None:
     # Given the routes of the default deployment
     routes = _routes(synth)
-    # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer
+    # Then each requires SigV4-signed requests (AWS_IAM), and there is no other authorizer,
+    # but the public key's (GET only, no authorizer: anyone verifies an export)
     for route_key, route in routes.items():
-        expected = "NONE" if route_key in SHARE_PUBLIC else "AWS_IAM"
+        expected = "NONE" if route_key in PUBLIC_GETS else "AWS_IAM"
         assert route["AuthorizationType"] == expected, route_key
         assert "AuthorizerId" not in route, route_key
-    assert len(SHARE_PUBLIC) == 5
+    assert len(PUBLIC_GETS) == 6
     assert synth.of_type("AWS::ApiGatewayV2::Authorizer") == {}
     assert synth.video_index.settings.api_auth == "iam"
 
@@ -251,7 +260,7 @@ def test_jwt_authorization_from_context_uses_the_issuer_and_audience(jwt_synth: 
     routes = _routes(jwt_synth)
     assert sorted(routes) == ROUTE_KEYS
     for route_key, route in routes.items():
-        if route_key in SHARE_PUBLIC:  # (a share's secret decides, docs/shares.md)
+        if route_key in PUBLIC_GETS:  # (a share's secret or nothing secret, PUBLIC_GETS)
             assert route["AuthorizationType"] == "NONE", route_key
             continue
         assert route["AuthorizationType"] == "JWT", route_key
@@ -456,6 +465,7 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_SHARES_TABLE": synth.ref(stack.shares.table),
         "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS": "3600",
         "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS": "604800",
+        "VIDEO_INDEX_EXPORT_SIGNING_KEY": synth.arn(stack.export_signing_key.key),
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -506,10 +516,13 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     # And one statement per grant of its needs: segments (read), the read model (read,
     # write: read repair), annotations (read, write, delete), the export and deletion
     # queues, deletion requests (read, write, delete), holds (read, write), shares (read,
-    # list, write), and the cursor key (read: its one secret)
+    # list, write), the cursor key (read: its one secret), and the export signing key's
+    # public half
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
-    assert len(statements) == 21
+    assert by_sid["ReadExportPublicKey"]["Action"] == "kms:GetPublicKey"
+    assert by_sid["ReadExportPublicKey"]["Resource"] == synth.arn(stack.export_signing_key.key)
+    assert len(statements) == 22
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests' windows (never of
     # the read model, a hold or an object)
@@ -561,6 +574,7 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         assert sorted(acknowledged) == [
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
+            "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             f"{role}[Resource::*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",
             f"{role}[Resource::<{bucket}.Arn>/v1/*]",
@@ -568,9 +582,14 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         # And each with a reason a reviewer can check
         for where, reason in acknowledged.items():
             assert len(reason) > 60, where
-        # And nothing else about API Gateway (authorization, logging) is acknowledged
+        # And nothing else about API Gateway (authorization, logging) is acknowledged but
+        # the public GETs' missing authorizer (a share's secret decides; a public key)
+        public = (
+            "VideoIndex/Api/HttpApi/GET--shares",
+            "VideoIndex/Api/HttpApi/GET--exports--public-key",
+        )
         for construct in variant.stack.node.find_all():
-            if construct.node.path.startswith("VideoIndex/Api/HttpApi/GET--shares"):
+            if construct.node.path.startswith(public):
                 continue
             for entry in construct.node.metadata:
                 if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:

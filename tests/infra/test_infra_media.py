@@ -78,8 +78,13 @@ def test_export_role_reads_video_and_writes_exports_only(synth: Synth) -> None:
     assert sorted(str(s["Resource"]) for s in generated) == sorted(
         [str(synth.arn(exports.queue)), "*"]
     )
+    # And it signs manifests with the export signing key, that key only
+    assert by_sid["SignExportManifests"]["Action"] == "kms:Sign"
+    assert by_sid["SignExportManifests"]["Resource"] == synth.arn(
+        synth.stack.export_signing_key.key
+    )
     # And nothing else: no table, no S3 delete, no wildcard action
-    assert len(statements) == 6
+    assert len(statements) == 7
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert not any(a.startswith(("dynamodb:", "s3:Delete")) or "*" in a for a in actions)
 

@@ -62,8 +62,12 @@ def test_only_the_viewer_and_share_routes_are_acknowledged_as_unauthorized(
                 for rule_id, reason in entry.data.items():
                     if "APIG" in rule_id:
                         acknowledged[construct.node.path] = (rule_id, reason)
-    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified,
-    # and on a share link's five GET routes, whose secret decides (docs/shares.md)
+    # Then it is APIG4 (no authorization) on the two GET routes of the page, justified, on
+    # the export signing key's public half (docs/playback.md#signed-exports), and on a share
+    # link's five GET routes, whose secret decides (docs/shares.md)
+    public_key = acknowledged.pop("VideoIndex/Api/HttpApi/GET--exports--public-key")
+    assert public_key[0] == "Annotation::AwsSolutions-APIG4"
+    assert "a public key is no secret" in public_key[1]
     shares = sorted(k for k in acknowledged if "GET--shares" in k)
     assert len(shares) == 5
     assert sorted(set(acknowledged) - set(shares)) == [

@@ -29,6 +29,7 @@ from video_index.ingest.service import build_ingest_service
 
 R, L, W, D, E = "read", "list", "write", "delete", "erase"
 SCAN, WINDOWS, SEND, VALUE = "scan", "windows", "send", "value"
+SIGN, PUBLIC_KEY = "sign", "public-key"
 REQUIRED, OPTIONAL = True, False
 V = "VIDEO_INDEX_"
 
@@ -53,6 +54,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}DELETION_QUEUE_URL": (frozenset({SEND}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R, W}), REQUIRED),
         f"{V}CURSOR_KEY_SECRET": (frozenset({R}), REQUIRED),
+        f"{V}EXPORT_SIGNING_KEY": (frozenset({PUBLIC_KEY}), REQUIRED),
         **{
             f"{V}{name}": (frozenset({VALUE}), OPTIONAL)
             for name in (
@@ -97,6 +99,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
     "export": {
         f"{V}BUCKET": (frozenset({R}), REQUIRED),
         f"{V}MAX_EXPORT_BYTES": (frozenset({VALUE}), OPTIONAL),
+        f"{V}EXPORT_SIGNING_KEY": (frozenset({SIGN}), REQUIRED),
     },
     "deletion": {
         f"{V}BUCKET": (frozenset({L, D, E}), REQUIRED),
@@ -195,6 +198,10 @@ GRANTS: Final[dict[tuple[str, str], dict[str, Statement]]] = {
     (f"{V}CURSOR_KEY_SECRET", R): {
         "ReadCursorKey": _s("secretsmanager:GetSecretValue", "${cursor-key}")
     },
+    (f"{V}EXPORT_SIGNING_KEY", SIGN): {"SignExportManifests": _s("kms:Sign", "export-signing-key")},
+    (f"{V}EXPORT_SIGNING_KEY", PUBLIC_KEY): {
+        "ReadExportPublicKey": _s("kms:GetPublicKey", "export-signing-key")
+    },
     (f"{V}REPORTS_BUCKET", R): {"ListReports": _s("s3:ListBucket", "reports")},
     (f"{V}REPLICA_BUCKET", R): {
         "ListReplica": _s("s3:ListBucket", "replica"),
@@ -266,6 +273,7 @@ def _names(synth: Synth, function: str) -> dict[str, str]:
         "holds": stack.holds.table,
         "shares": stack.shares.table,
         "cursor-key": stack.api.cursor_key.secret,
+        "export-signing-key": stack.export_signing_key.key,
         "ingest-dlq": stack.ingest.dead_letter_queue,
         "export-queue": stack.exports.queue,
         "deletion-queue": stack.deletion.queue,

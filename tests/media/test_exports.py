@@ -35,7 +35,10 @@ def queued(world: ApiWorld) -> list[str]:
     """Export ids the API queued (instead of SQS)."""
     ids: list[str] = []
     objects = ObjectStore(world.s3, ev.BUCKET)
-    world.services.exports = Exports(objects, enqueue=ids.append, max_bytes=10_000_000)
+    key = world.services.signing_key
+    world.services.exports = Exports(
+        objects, enqueue=ids.append, max_bytes=10_000_000, signer=lambda: key
+    )
     return ids
 
 
@@ -147,11 +150,13 @@ def test_a_running_job_writes_its_progress_now_and_then(world: ApiWorld) -> None
     for second in (0, 2, 4):
         world.put("video", DEVICE, at(29, 10, 0, second), 2_000, media="ts")
     ticks = iter(range(10_000))
+    key = world.services.signing_key
     exports = Exports(
         ObjectStore(world.s3, ev.BUCKET),
         enqueue=lambda _: None,
         max_bytes=10_000_000,
         clock=lambda: 1_800_000_000 + 0.6 * next(ticks),
+        signer=lambda: key,
     )
     entries = list(world.services.queries.window_entries(DEVICE, "video", *_ms_window()))
     job = exports.create(DEVICE, *_ms_window(), entries)
@@ -172,7 +177,13 @@ def test_a_job_stopped_by_ctrl_c_reads_interrupted_and_runs_again(world: ApiWorl
     # Given a job over two files, run by `video-index export` in its own process
     for second in (0, 2):
         world.put("video", DEVICE, at(29, 10, 0, second), 2_000, media="ts")
-    exports = Exports(ObjectStore(world.s3, ev.BUCKET), enqueue=lambda _: None, max_bytes=10**7)
+    key = world.services.signing_key
+    exports = Exports(
+        ObjectStore(world.s3, ev.BUCKET),
+        enqueue=lambda _: None,
+        max_bytes=10**7,
+        signer=lambda: key,
+    )
     entries = list(world.services.queries.window_entries(DEVICE, "video", *_ms_window()))
     job = exports.create(DEVICE, *_ms_window(), entries)
 

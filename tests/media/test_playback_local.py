@@ -368,3 +368,17 @@ def test_cli_export_shows_progress_and_writes_the_clip(
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{len(STARTS)}/{len(STARTS)}" in result.stdout
     assert count_frames(out.read_bytes()) == EXPECTED_FRAMES
+    # And its signed manifest, downloaded beside it, verifies against the key the local
+    # API publishes (GET /exports/public-key, fetched over HTTP by the command)
+    verified = subprocess.run(
+        [
+            sys.executable, "-m", "video_index.cli", "verify", str(out),
+            str(tmp_path / "clip.mp4.manifest.json"), "--ready-file", str(uploaded.ready_file),
+        ],
+        env={**uploaded.env(), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("OK clip.mp4: media-ts")

@@ -225,6 +225,9 @@ def test_export_joins_mixed_containers_into_one_faststart_mp4(
         packets=sum(len(packets(sources[name])) for name in order),
         duration_ms=round(expected_seconds * 1000),
         bytes=len(data),
+        # each source starts where the previous ones end (an export's manifest maps its
+        # clip time back to the files by these)
+        starts_ms=tuple(round(sum(frames[:i]) * FRAME * 1000) for i in range(len(frames))),
     )
     assert calls == [(1, 3), (2, 3), (3, 3)]
 

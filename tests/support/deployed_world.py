@@ -22,6 +22,7 @@ import boto3
 from botocore.config import Config
 
 from video_index.aws.clients import Clients
+from video_index.aws.kms import create_signing_key
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
     ENV_BUCKET,
@@ -30,6 +31,7 @@ from video_index.core.contract import (
     ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
+    ENV_EXPORT_SIGNING_KEY,
     ENV_HOLDS_TABLE,
     ENV_INVENTORY_DESTINATION,
     ENV_REPORTS_BUCKET,
@@ -69,6 +71,8 @@ class DeployedWorld:
     queues: dict[str, str] = field(default_factory=dict)
     #: The API's cursor key (a Secrets Manager secret of the moto server; its ARN).
     cursor_key_secret: str = ""
+    #: The export signing key (a KMS key of the moto server; its ARN).
+    export_signing_key: str = ""
 
     @classmethod
     def create(cls, s3_endpoint: str, dynamodb_endpoint: str) -> DeployedWorld:
@@ -100,6 +104,7 @@ class DeployedWorld:
         world.cursor_key_secret = create_cursor_key_secret(
             world.client("secretsmanager"), f"cursor-key-{tag}"
         )
+        world.export_signing_key = create_signing_key(world.client("kms"), f"exports {tag}")
         return world
 
     def client(self, service: str) -> Any:
@@ -124,6 +129,7 @@ class DeployedWorld:
             "AWS_ENDPOINT_URL_S3": self.s3_endpoint,
             "AWS_ENDPOINT_URL_SQS": self.s3_endpoint,
             "AWS_ENDPOINT_URL_SECRETS_MANAGER": self.s3_endpoint,
+            "AWS_ENDPOINT_URL_KMS": self.s3_endpoint,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,
             ENV_BUCKET: self.bucket,
             ENV_TABLE: self.table,
@@ -134,6 +140,7 @@ class DeployedWorld:
             ENV_HOLDS_TABLE: self.holds_table,
             ENV_RETENTION_DAYS: json.dumps(DEFAULT_RETENTION_DAYS),
             ENV_CURSOR_KEY_SECRET: self.cursor_key_secret,
+            ENV_EXPORT_SIGNING_KEY: self.export_signing_key,
             **self.queues,
             **extra,
         }

@@ -63,6 +63,8 @@ class TemplateWorld:
         if "Ref" in value:
             ref = value["Ref"]
             return REGION if ref == "AWS::Region" else self.names[ref]
+        if "Fn::GetAtt" in value and value["Fn::GetAtt"][1] == "Arn":
+            return self.names[value["Fn::GetAtt"][0]]  # a KMS key's ARN
         if "Fn::Join" in value:
             separator, parts = value["Fn::Join"]
             return str(separator).join(self.resolve(part) for part in parts)
@@ -96,10 +98,12 @@ def _environment(
 
 
 def template_world(synth: Synth) -> TemplateWorld:
-    """Every bucket, table, queue and secret of ``synth`` made on moto (inside ``mock_aws``);
-    a secret's ``Ref`` is its ARN, and its value is random, as the stack generates it."""
-    s3, dynamodb, sqs, secrets = (
-        boto3.client(s, region_name=REGION) for s in ("s3", "dynamodb", "sqs", "secretsmanager")
+    """Every bucket, table, queue, secret and KMS key of ``synth`` made on moto (inside
+    ``mock_aws``); a secret's ``Ref`` is its ARN, and its value is random, as the stack
+    generates it; a key's ``Arn`` is moto's key of the template's spec and usage."""
+    s3, dynamodb, sqs, secrets, kms = (
+        boto3.client(s, region_name=REGION)
+        for s in ("s3", "dynamodb", "sqs", "secretsmanager", "kms")
     )
     names: dict[str, str] = {}
     for logical_id, resource in synth.resources.items():
@@ -119,6 +123,12 @@ def template_world(synth: Synth) -> TemplateWorld:
         elif resource["Type"] == "AWS::SecretsManager::Secret":
             made = secrets.create_secret(Name=logical_id, SecretString=token_hex(32))
             names[logical_id] = made["ARN"]
+        elif resource["Type"] == "AWS::KMS::Key":
+            key = kms.create_key(
+                KeySpec=props.get("KeySpec", "SYMMETRIC_DEFAULT"),
+                KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+            )
+            names[logical_id] = key["KeyMetadata"]["Arn"]
     return TemplateWorld(synth, names)
 
 

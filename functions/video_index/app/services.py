@@ -19,6 +19,7 @@ from video_index.api import context
 from video_index.api.context import Presign
 from video_index.api.cursors import CursorKey
 from video_index.aws.clients import Clients
+from video_index.aws.kms import SigningKey
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
 from video_index.aws.secrets import reader
@@ -31,12 +32,14 @@ from video_index.deletion.jobs import DeletionJobs
 from video_index.deletion.service import build_deletion_jobs
 from video_index.holds.service import Holds, HoldsHeldWindows, build_holds
 from video_index.ingest.ingestor import Ingestor
-from video_index.media.exports import Exports, VideoEntries
+from video_index.media.exports import Exports, VideoEntries, WindowFacts
 from video_index.media.frames import Frames
 from video_index.media.renditions import Renditions
+from video_index.query.calendar import parse_zone
 from video_index.query.live import LiveEdge
 from video_index.query.queries import Queries
 from video_index.query.segments import ReadModelSegments
+from video_index.query.shapes import gap_out
 from video_index.query.timeline import Timeline
 from video_index.shares.service import SharePresign, Shares, build_shares
 
@@ -70,6 +73,9 @@ class ApiServices:
     shares: Shares | None = None
     #: A presigned GET living as long as asked (a share's links: never past its end).
     share_presign: Callable[[str, int, str | None], str] | None = None
+    #: The export signing key's public half (GET /exports/public-key); None without
+    #: ``VIDEO_INDEX_EXPORT_SIGNING_KEY`` (the route answers 503 naming it).
+    signing_key: SigningKey | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -98,9 +104,28 @@ class ApiServices:
                     SharePresign: SharePresign(self.share_presign)
                     if self.share_presign is not None
                     else None,
+                    SigningKey: self.signing_key,
                 }
             )
+            self._by_type[WindowFacts] = window_facts(self._by_type)
         return self._by_type
+
+
+def window_facts(by_type: dict[type[Any], object]) -> WindowFacts:
+    """An export's gaps (as ``GET /devices/{d}/ranges`` lists them) and holds, its zone checked."""
+    timeline, holds = by_type[Timeline], by_type[Holds]
+    assert isinstance(timeline, Timeline)
+
+    def read(device: str, start_ms: int, end_ms: int, zone: str) -> Any:
+        parse_zone(zone)
+        gaps = [
+            gap_out(g).model_dump(mode="json")
+            for g in timeline.answer(device, start_ms, end_ms).gaps
+        ]
+        held = holds.window(device, start_ms, end_ms) if isinstance(holds, Holds) else []
+        return gaps, [h.public() for h in held]
+
+    return WindowFacts(read)
 
 
 def configure(services: Callable[[], ApiServices]) -> None:
@@ -154,6 +179,11 @@ def build_api_services(
         live=LiveEdge(store, objects, queries.generation, clock),
         shares=build_shares(settings, clients, clock),
         share_presign=objects.presign_get,
+        signing_key=(
+            SigningKey(settings.export_signing_key, clients.kms)
+            if settings.export_signing_key
+            else None
+        ),
     )
 
 

@@ -32,6 +32,9 @@ class Clients:
     #: first use (:func:`video_index.aws.secrets.reader`), so no function pays for it at
     #: start.
     secretsmanager: Any = None
+    #: KMS (the export signing key, docs/playback.md#signed-exports); None: one of the
+    #: default session, made on first use (:mod:`video_index.aws.kms`).
+    kms: Any = None
 
     @classmethod
     def default(cls, session: boto3.session.Session | None = None) -> Clients:

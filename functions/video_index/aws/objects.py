@@ -61,6 +61,18 @@ class ObjectVersion:
     etag: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedObject:
+    """An object's bytes read with ``ChecksumMode=ENABLED``: the version read, and S3's stored
+    SHA-256 checksum (base64) with its type, when the object has one (the SDK has checked the
+    bytes against a full-object checksum)."""
+
+    body: bytes
+    version_id: str
+    checksum_sha256: str | None
+    checksum_type: str | None
+
+
 #: The largest object one CopyObject request copies; larger ones go part by part.
 MAX_SINGLE_COPY_BYTES: Final = 5 * 1024**3
 
@@ -236,6 +248,20 @@ class ObjectStore:
         finally:
             body.close()
 
+    def get_checked(self, key: str) -> CheckedObject:
+        """The key's current bytes with S3's stored checksum (one GET, docs/playback.md)."""
+        try:
+            answer = self.client.get_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+            body = bytes(answer["Body"].read())
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 GET {self.uri(key)}") from exc
+        return CheckedObject(
+            body,
+            str(answer.get("VersionId") or "null"),
+            answer.get("ChecksumSHA256"),
+            answer.get("ChecksumType"),
+        )
+
     def get_optional_bytes(self, key: str) -> bytes | None:
         try:
             return self.get_bytes(key)
@@ -263,6 +289,19 @@ class ObjectStore:
         try:
             self.client.put_object(
                 Bucket=self.bucket, Key=key, Body=body, ContentType=content_type, **extra
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise s3_error(exc, f"S3 PUT {self.uri(key)}") from exc
+
+    def put_checked(self, key: str, body: bytes, content_type: str) -> None:
+        """Write ``body`` with its SHA-256 checksum (S3 refuses it when the bytes differ)."""
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType=content_type,
+                ChecksumAlgorithm="SHA256",
             )
         except (ClientError, BotoCoreError) as exc:
             raise s3_error(exc, f"S3 PUT {self.uri(key)}") from exc

@@ -21,10 +21,11 @@ from video_index.core.timeunits import to_epoch_ms
 
 DESCRIPTION: Final = """\
 Make one MP4 of a device's video in a window: its files stream-copied in time order,
-gaps skipped, stored as derived data in the bucket like every export (exports/ID/), and
-with --out downloaded. It runs in this process with a progress bar (the export Lambda's
-own code), on a running video-index local (--ready-file, found by itself at its default
-place) or on the resources of the VIDEO_INDEX_* variables.
+gaps skipped, stored as derived data in the bucket like every export (exports/ID/) with its
+signed manifest, and with --out downloaded (the manifest beside it as FILE.manifest.json:
+`video-index verify FILE FILE.manifest.json` checks it). It runs in this process with a
+progress bar (the export Lambda's own code), on a running video-index local (--ready-file,
+found by itself at its default place) or on the resources of the VIDEO_INDEX_* variables.
 
 Ctrl-C stops it: the job's state reads "interrupted" and the command exits 130.
 
@@ -57,14 +58,17 @@ def register(commands: Any) -> None:
 def _export(args: argparse.Namespace, console: Console) -> int:
     def run() -> int:
         from video_index.cli.devices import check_device
-        from video_index.media.exports import ExportState, clip_key
+        from video_index.media.exports import ExportState, WindowFacts, clip_key, manifest_key
         from video_index.query.devices import device_names
 
-        exports, queries, objects = _services(args)
+        exports, services, objects = _services(args)
+        queries = services.queries
         check_device(device_names(queries), args.device, offer_new_device=False)
         start, end = to_epoch_ms(args.start), to_epoch_ms(args.end)
         entries = list(queries.window_entries(args.device, "video", start, end))
-        job = exports.create(args.device, start, end, entries)
+        # The manifest's gaps and holds, as the API's export route writes them.
+        gaps, holds = services.by_type()[WindowFacts](args.device, start, end, "UTC")
+        job = exports.create(args.device, start, end, entries, gaps=gaps, holds=holds)
         console.print(
             Text(f"export {job.export_id}: {job.segments} files, {job.bytes:,} bytes of video")
         )
@@ -80,9 +84,12 @@ def _export(args: argparse.Namespace, console: Console) -> int:
             console.print(Text(f"failed: {job.error}", style="red"))
             return EXIT_PROBLEM
         console.print(Text(f"done: {objects.uri(clip_key(job.export_id))} ({job.clip_bytes:,} B)"))
+        console.print(Text(f"manifest: {objects.uri(manifest_key(job.export_id))} (signed)"))
         if args.out is not None:
             args.out.write_bytes(objects.get_bytes(clip_key(job.export_id)))
-            console.print(Text(f"written to {args.out}"))
+            signed = args.out.with_name(f"{args.out.name}.manifest.json")
+            signed.write_bytes(objects.get_bytes(manifest_key(job.export_id)))
+            console.print(Text(f"written to {args.out} and {signed} (video-index verify)"))
         return EXIT_OK
 
     return guarded(console, run)
@@ -108,14 +115,19 @@ def _run(console: Console, exports: Any, job: Any) -> Any:
 
 
 def _services(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """Exports, queries and the segment bucket of the target the arguments name."""
+    """Exports, the API's services and the segment bucket of the target the arguments name."""
     from video_index.app.services import build_api_services
+    from video_index.aws.kms import signing_key
     from video_index.aws.objects import ObjectStore
     from video_index.cli.targets import resources
+    from video_index.core.contract import ENV_EXPORT_SIGNING_KEY
     from video_index.media.exports import Exports
 
     found = resources(args)
     settings, clients = found.settings, found.clients
     objects = ObjectStore(clients.s3, settings.bucket)
-    exports = Exports(objects, enqueue=lambda _: None, max_bytes=settings.max_export_bytes)
-    return exports, build_api_services(settings, clients, found.clock).queries, objects
+    signer = signing_key(settings.export_signing_key, clients.kms, ENV_EXPORT_SIGNING_KEY)
+    exports = Exports(
+        objects, enqueue=lambda _: None, max_bytes=settings.max_export_bytes, signer=signer
+    )
+    return exports, build_api_services(settings, clients, found.clock), objects

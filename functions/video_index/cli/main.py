@@ -49,6 +49,7 @@ from video_index.cli import retention as retention_cli
 from video_index.cli import share as share_cli
 from video_index.cli import status as status_cli
 from video_index.cli import upload as upload_cli
+from video_index.cli import verify as verify_cli
 from video_index.cli.args import check_window, device_arg, start_arg
 from video_index.cli.console import make_console
 from video_index.cli.exits import (
@@ -213,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
         camera_cli.register,
         hold_cli.register,
         share_cli.register,
+        verify_cli.register,
         retention_cli.register,
     ):
         register(commands)

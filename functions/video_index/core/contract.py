@@ -91,6 +91,9 @@ ENV_CLOCK_TOLERANCE_SECONDS: Final = "VIDEO_INDEX_CLOCK_TOLERANCE_SECONDS"
 #: The API's page cursors are sealed with a key derived from this secret (its ARN or name,
 #: docs/api.md#pages-and-cursors).
 ENV_CURSOR_KEY_SECRET: Final = "VIDEO_INDEX_CURSOR_KEY_SECRET"
+#: The asymmetric KMS key export manifests are signed with (its ARN,
+#: docs/playback.md#signed-exports).
+ENV_EXPORT_SIGNING_KEY: Final = "VIDEO_INDEX_EXPORT_SIGNING_KEY"
 #: The viewer's sign-in (docs/viewer.md): the OIDC issuer and public client id its page uses.
 ENV_VIEWER_OIDC_ISSUER: Final = "VIDEO_INDEX_VIEWER_OIDC_ISSUER"
 ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"

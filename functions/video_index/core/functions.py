@@ -46,6 +46,7 @@ from video_index.core.contract import (
     ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
+    ENV_EXPORT_SIGNING_KEY,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
     ENV_HOLDS_TABLE,
@@ -103,6 +104,10 @@ class Access(StrEnum):
     WINDOWS = "windows"
     #: Send messages to a queue.
     SEND = "send"
+    #: Sign with an asymmetric KMS key (export manifests).
+    SIGN = "sign"
+    #: Read the public half of an asymmetric KMS key.
+    PUBLIC_KEY = "public-key"
 
 
 #: Settings that name where footage lives, and the accesses that delete it there.
@@ -222,6 +227,7 @@ API: Final = FunctionSpec(
         need(ENV_DELETION_QUEUE_URL, Access.SEND),
         need(ENV_HOLDS_TABLE, R, W),  # place, read and release holds
         need(ENV_CURSOR_KEY_SECRET, R),  # seals page cursors (docs/api.md#pages-and-cursors)
+        need(ENV_EXPORT_SIGNING_KEY, Access.PUBLIC_KEY),  # GET /exports/public-key
         *_READ_MODEL_VALUES,
         value(ENV_PRESIGN_SECONDS),
         value(ENV_FRESH_WINDOW_SECONDS),
@@ -271,7 +277,11 @@ EXPORT: Final = FunctionSpec(
     "export",
     EXPORT_HANDLER,
     EXPORT_SERVICE_NAME,
-    (need(ENV_BUCKET, R), value(ENV_MAX_EXPORT_BYTES)),
+    (
+        need(ENV_BUCKET, R),
+        value(ENV_MAX_EXPORT_BYTES),
+        need(ENV_EXPORT_SIGNING_KEY, Access.SIGN),  # signs each manifest (no other key use)
+    ),
 )
 DELETION: Final = FunctionSpec(
     "deletion",

@@ -18,6 +18,7 @@ from video_index.core.contract import (
     ENV_DELETIONS_TABLE,
     ENV_DLQ_URL,
     ENV_EXPORT_QUEUE_URL,
+    ENV_EXPORT_SIGNING_KEY,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
     ENV_HOLDS_TABLE,
@@ -89,6 +90,7 @@ FIELD_SETTINGS: Final = {
     "shares_table": ENV_SHARES_TABLE,
     "share_max_window_seconds": ENV_SHARE_MAX_WINDOW_SECONDS,
     "share_max_lifetime_seconds": ENV_SHARE_MAX_LIFETIME_SECONDS,
+    "export_signing_key": ENV_EXPORT_SIGNING_KEY,
 }
 
 
@@ -134,6 +136,8 @@ class Settings:
     shares_table: str | None = None
     share_max_window_seconds: int = DEFAULT_SHARE_MAX_WINDOW_SECONDS
     share_max_lifetime_seconds: int = DEFAULT_SHARE_MAX_LIFETIME_SECONDS
+    #: The asymmetric KMS key export manifests are signed with (docs/playback.md#signed-exports).
+    export_signing_key: str | None = None
 
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None

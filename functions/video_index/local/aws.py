@@ -69,4 +69,5 @@ def local_clients(session: boto3.session.Session, *, s3: str, sqs: str, dynamodb
         s3=client(session, "s3", s3),
         sqs=client(session, "sqs", sqs),
         secretsmanager=client(session, "secretsmanager", s3),
+        kms=client(session, "kms", s3),
     )

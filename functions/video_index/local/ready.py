@@ -86,5 +86,6 @@ class ReadyStack:
             deletions_table=self.values.get("deletions_table"),
             deletion_queue_url=self.values.get("deletion_queue_url"),
             holds_table=self.values.get("holds_table"),
+            export_signing_key=self.values.get("export_signing_key"),
             **extra,
         )

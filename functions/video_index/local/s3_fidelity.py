@@ -26,6 +26,12 @@ marker; moto also drops the first version of that next key when the marker is no
 itself a key (a folder name, as deletion jobs pass). With a KeyMarker and no
 VersionIdMarker the listing is recomputed here the S3 way.
 
+**Checksums on upload.** S3 computes the checksum of what it received and refuses a PUT
+whose ``x-amz-checksum-sha256`` differs (400 ``BadDigest``; "If the values don't match,
+the request is rejected", S3 User Guide, *Checking object integrity for data uploads*);
+moto stores whatever value the client sent (moto 5.2: "TODO: AWS computes the provided
+value and verifies it's the same"). A PUT naming SHA-256 is checked here the S3 way.
+
 :func:`install` wraps moto's backend (process-wide) while a local stack runs; tests
 on ``mock_aws`` install it too where they rely on these behaviours.
 ``tests/aws/test_s3_contract.py`` holds each patch to S3's documented behaviour and
@@ -54,7 +60,32 @@ class _EventObject:
 
 
 def install() -> Callable[[], None]:
-    """Patch moto's S3 backend (process-wide); returns the function that undoes it."""
+    """Patch moto's S3 (process-wide); returns the function that undoes it."""
+    undo = [_install_notifications(), _install_checksums()]
+
+    def uninstall() -> None:
+        for step in reversed(undo):
+            step()
+
+    return uninstall
+
+
+def _install_checksums() -> Callable[[], None]:
+    from moto.s3 import responses
+
+    with _lock:
+        original = responses.S3Response._get_checksum
+        responses.S3Response._get_checksum = _checked(original)  # type: ignore[method-assign]
+
+    def uninstall() -> None:
+        with _lock:
+            responses.S3Response._get_checksum = original  # type: ignore[method-assign]
+
+    return uninstall
+
+
+def _install_notifications() -> Callable[[], None]:
+    """The delete notifications and the versions listing (the module's docstring)."""
     from moto.s3 import models, notifications
 
     with _lock:
@@ -132,3 +163,28 @@ def install() -> Callable[[], None]:
             notifications._get_s3_event = original_event
 
     return uninstall
+
+
+def _checked(original: Callable[..., tuple[str, str | None]]) -> Callable[..., Any]:
+    """moto's reading of a PUT's checksum, refusing a SHA-256 that is not the body's."""
+    import base64
+    import hashlib
+
+    from moto.s3.exceptions import S3ClientError
+
+    def get_checksum(self: Any, response_headers: dict[str, Any]) -> tuple[str, str | None]:
+        algorithm, value = original(self, response_headers)
+        # The header (a precomputed value) or the aws-chunked trailer moto read.
+        claimed = self.headers.get("x-amz-checksum-sha256") or (
+            value if algorithm.upper() == "SHA256" else None
+        )
+        if claimed is not None:
+            actual = base64.b64encode(hashlib.sha256(self.body or b"").digest()).decode()
+            if claimed != actual:
+                raise S3ClientError(
+                    "BadDigest",
+                    "The SHA256 you specified did not match the calculated checksum.",
+                )
+        return algorithm, value
+
+    return get_checksum

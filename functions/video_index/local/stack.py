@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from video_index.aws.kms import create_signing_key
 from video_index.core.queue_settings import (
     DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
@@ -269,6 +270,7 @@ class LocalStack:
             shares_table=self.names.shares_table,
             deletion_queue_url=queues["deletion_queue_url"],
             cursor_key_secret=cursor_key_secret,
+            export_signing_key=create_signing_key(self.clients.kms, "video-index local exports"),
             **self.settings_overrides,
         )
         self._start_workers(dynamodb_endpoint)
@@ -359,6 +361,7 @@ class LocalStack:
             "deletions_table": self.names.deletions_table,
             "holds_table": self.names.holds_table,
             "shares_table": self.names.shares_table,
+            "export_signing_key": self.settings.export_signing_key,
             # The retention a local run applies, and the stack's clock (``--now``) as an
             # offset from the real one: ``video-index retention run --ready-file``.
             "retention_days": dict(self.settings.retention_days),

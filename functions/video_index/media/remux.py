@@ -115,6 +115,8 @@ class ExportResult:
     packets: int  # video packets written
     duration_ms: int  # duration of the output timeline
     bytes: int  # size of the output file
+    #: Where each source starts in the output, ms of its timeline (an export's manifest).
+    starts_ms: tuple[int, ...] = ()
 
 
 def export_mp4(
@@ -138,8 +140,10 @@ def export_mp4(
     partial = destination.with_name(f".{destination.name}.partial")
     try:
         writer = _Writer(partial)
+        starts: list[int] = []
         try:
             for index, source in enumerate(sources):
+                starts.append(round(writer.end * TIMELINE * 1000))
                 writer.append(source, index)
                 if progress is not None:
                     progress(index + 1, len(sources))
@@ -153,6 +157,7 @@ def export_mp4(
         packets=writer.packets,
         duration_ms=round(writer.end * TIMELINE * 1000),
         bytes=destination.stat().st_size,
+        starts_ms=tuple(starts),
     )
 
 

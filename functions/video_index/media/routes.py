@@ -27,10 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from video_index.api import params
 from video_index.api.caller import current_caller, hide_outside_scope
-from video_index.api.context import Presign, service
+from video_index.api.context import Presign, optional_service, service
 from video_index.api.errors import responses
-from video_index.core.access import Role, allow
-from video_index.core.errors import BadInput, NotFound
+from video_index.aws.kms import PublicKey, SigningKey
+from video_index.core.access import Role, allow, public
+from video_index.core.contract import ENV_EXPORT_SIGNING_KEY
+from video_index.core.errors import BadInput, ConfigurationError, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
 from video_index.core.timeunits import iso_ms
@@ -41,6 +43,7 @@ from video_index.media.exports import (
     Exports,
     ExportState,
     VideoEntries,
+    WindowFacts,
 )
 from video_index.media.frames import MAX_WIDTH, MIN_WIDTH, Frames
 from video_index.media.renditions import Renditions
@@ -61,6 +64,8 @@ class ExportRequest(BaseModel):
 
     from_: str = Field(alias="from", max_length=params.MAX_TIME_LENGTH)
     to: str = Field(max_length=params.MAX_TIME_LENGTH)
+    #: The zone the window was chosen in (IANA), written into the manifest.
+    tz: str = Field(default="UTC", max_length=64)
 
 
 class ExportOut(BaseModel):
@@ -76,13 +81,17 @@ class ExportOut(BaseModel):
     created_at: str
     updated_at: str
     url: str | None = None
+    #: A presigned GET of the signed manifest once done (docs/playback.md#signed-exports).
+    manifest_url: str | None = None
     error: str | None = None
     created_by: str | None = None
     #: How far the job is, 0..1 (files read, then joined into the clip).
     progress: float = 0.0
 
 
-def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
+def _export_out(
+    job: ExportJob, url: str | None = None, manifest_url: str | None = None
+) -> ExportOut:
     return ExportOut(
         export_id=job.export_id,
         device=job.device,
@@ -94,6 +103,7 @@ def _export_out(job: ExportJob, url: str | None = None) -> ExportOut:
         created_at=job.created_at,
         updated_at=job.updated_at,
         url=url,
+        manifest_url=manifest_url,
         error=job.error,
         created_by=job.created_by,
         progress=job.progress,
@@ -182,12 +192,46 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
     # The 6-hour bound first: a longer window is refused before anything is read.
     start_ms, end_ms = params.window(request.from_, request.to, MAX_EXPORT_WINDOW_MS)
     entries = service(VideoEntries)(device, start_ms, end_ms)
-    job = service(Exports).create(device, start_ms, end_ms, entries, current_caller().principal)
+    facts = optional_service(WindowFacts)  # the manifest's gaps and holds
+    gaps, holds = facts(device, start_ms, end_ms, request.tz) if facts else ([], [])
+    job = service(Exports).create(
+        device,
+        start_ms,
+        end_ms,
+        entries,
+        current_caller().principal,
+        time_zone=request.tz,
+        gaps=gaps,
+        holds=holds,
+    )
     return Response(
         status_code=202,
         content_type="application/json",
         body=_export_out(job).model_dump(mode="json", by_alias=True),
         headers={"Location": f"/exports/{job.export_id}"},
+    )
+
+
+class PublicKeyOut(BaseModel):
+    """The public half of the key export manifests are signed with."""
+
+    pem: str
+    key_id: str
+    algorithm: str
+
+
+@router.get("/exports/public-key", openapi_extensions=public(), responses=responses())
+def get_export_public_key() -> Response[Any]:
+    """Public: anyone handed an export must be able to verify it without an account."""
+    found = optional_service(SigningKey)
+    if found is None:
+        raise ConfigurationError(f"{ENV_EXPORT_SIGNING_KEY} is not set: no export is signed")
+    key: PublicKey = found.public_key()
+    return Response(
+        status_code=200,
+        content_type="application/json",
+        headers={"Cache-Control": "public, max-age=300"},
+        body=PublicKeyOut(pem=key.pem, key_id=key.key_id, algorithm=key.algorithm).model_dump(),
     )
 
 
@@ -200,5 +244,7 @@ def get_export(
     exports = service(Exports)
     job = exports.get(export_id)
     hide_outside_scope(job.device, NotFound("export_id", f"no export {export_id}"))
-    url = exports.clip_url(job, service(Presign)) if job.state is ExportState.DONE else None
-    return _export_out(job, url)
+    if job.state is not ExportState.DONE:
+        return _export_out(job)
+    presign = service(Presign)
+    return _export_out(job, exports.clip_url(job, presign), exports.manifest_url(job, presign))

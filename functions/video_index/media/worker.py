@@ -24,7 +24,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from video_index.aws.clients import Clients
+from video_index.aws.kms import signing_key
 from video_index.aws.objects import ObjectStore
+from video_index.core.contract import ENV_EXPORT_SIGNING_KEY
 from video_index.core.errors import BadInput
 from video_index.core.settings import Settings
 from video_index.media.exports import Exports
@@ -61,4 +63,7 @@ def build_export_worker(settings: Settings, clients: Clients) -> ExportWorker:
         raise BadInput(None, "the export worker does not queue exports")
 
     objects = ObjectStore(clients.s3, settings.bucket)
-    return ExportWorker(Exports(objects, enqueue=no_queue, max_bytes=settings.max_export_bytes))
+    signer = signing_key(settings.export_signing_key, clients.kms, ENV_EXPORT_SIGNING_KEY)
+    return ExportWorker(
+        Exports(objects, enqueue=no_queue, max_bytes=settings.max_export_bytes, signer=signer)
+    )

@@ -44,7 +44,7 @@ def ranges_out(device: str, start_ms: int, end_ms: int, answer: TimelineAnswer) 
             )
             for overlap in answer.overlaps
         ],
-        gaps=[_gap(gap) for gap in answer.gaps],
+        gaps=[gap_out(gap) for gap in answer.gaps],
         explained_until=iso_ms(answer.explained_until_ms),
     )
 
@@ -60,7 +60,7 @@ def _copies(copies: Copies) -> CopiesOut:
     )
 
 
-def _gap(gap: Gap) -> GapOut:
+def gap_out(gap: Gap) -> GapOut:
     deletion = gap.deletion
     return GapOut(
         start=iso_ms(gap.start_ms),
