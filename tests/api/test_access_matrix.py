@@ -70,6 +70,7 @@ GET     /exports/{export_id}                                  401  403  403  403
 DELETE  /devices/{device}/segments                            401  403  403  403  ok   ok
 GET     /deletions/{deletion_id}                              401  403  403  403  ok   ok
 DELETE  /deletions/{deletion_id}                              401  403  403  403  ok   ok
+GET     /audit                                                401  403  403  403  403  ok
 """
 
 
@@ -243,7 +244,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 31 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 32 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:

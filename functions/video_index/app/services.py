@@ -18,12 +18,19 @@ from video_index.annotations.store import AnnotationStore
 from video_index.api import context
 from video_index.api.context import Presign
 from video_index.api.cursors import CursorKey
+from video_index.aws.audit import S3AuditLog, UnconfiguredAuditLog
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
 from video_index.aws.secrets import reader
 from video_index.aws.store import build_store
-from video_index.core.contract import ENV_CURSOR_KEY_SECRET, ENV_EXPORT_QUEUE_URL
+from video_index.core.audit import AuditLog
+from video_index.core.contract import (
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_TABLE,
+    ENV_CURSOR_KEY_SECRET,
+    ENV_EXPORT_QUEUE_URL,
+)
 from video_index.core.cursors import key_from_secret
 from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
@@ -64,6 +71,9 @@ class ApiServices:
     timeline: Timeline | None = None
     #: The newest files of each device (the live playlist, docs/playback.md#live).
     live: LiveEdge | None = None
+    #: Where every audited request's record goes (docs/audit.md); a request that needs a
+    #: record without one is answered 503 naming the missing setting.
+    audit: AuditLog | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -88,6 +98,7 @@ class ApiServices:
                     CursorKey: self.cursor_key,
                     Timeline: self.timeline or Timeline(queries, None, None),
                     LiveEdge: self.live,
+                    AuditLog: self.audit,
                 }
             )
         return self._by_type
@@ -142,6 +153,33 @@ def build_api_services(
             HoldsHeldWindows(holds) if holds is not None else None,
         ),
         live=LiveEdge(store, objects, queries.generation, clock),
+        audit=audit_log(settings, clients, clock),
+    )
+
+
+def audit_log(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> AuditLog:
+    """The audit trail (docs/audit.md). Without its bucket or table, a log that refuses
+    every write naming the missing setting: a request that must be recorded is answered
+    503, never served unrecorded."""
+    missing = [
+        setting
+        for setting, given in (
+            (ENV_AUDIT_BUCKET, settings.audit_bucket),
+            (ENV_AUDIT_TABLE, settings.audit_table),
+        )
+        if not given
+    ]
+    if missing:
+        return UnconfiguredAuditLog(", ".join(missing))
+    return S3AuditLog(
+        clients.s3,
+        str(settings.audit_bucket),
+        clients.dynamodb,
+        str(settings.audit_table),
+        settings.audit_retention_days,
+        clock,
     )
 
 
@@ -195,4 +233,5 @@ def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any]
         ),
         Renditions: Renditions(objects),
         Frames: Frames(objects),
+        AuditLog: audit_log(settings, clients),
     }

@@ -97,6 +97,12 @@ ENV_VIEWER_OIDC_CLIENT_ID: Final = "VIDEO_INDEX_VIEWER_OIDC_CLIENT_ID"
 #: The origins the viewer's page may connect to besides the API's own (its CSP ``connect-src``,
 #: docs/viewer.md): the segment bucket's, and the identity provider's. Space-separated.
 ENV_VIEWER_CONNECT_ORIGINS: Final = "VIDEO_INDEX_VIEWER_CONNECT_ORIGINS"
+#: The audit trail (docs/audit.md): the Object Lock bucket holding each record (the truth)
+#: and the index table answering ``GET /audit`` beside it.
+ENV_AUDIT_BUCKET: Final = "VIDEO_INDEX_AUDIT_BUCKET"
+ENV_AUDIT_TABLE: Final = "VIDEO_INDEX_AUDIT_TABLE"
+#: Days each record is kept: the bucket's default Object Lock retention, the index's TTL.
+ENV_AUDIT_RETENTION_DAYS: Final = "VIDEO_INDEX_AUDIT_RETENTION_DAYS"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -114,6 +120,11 @@ INVENTORY_PREFIX: Final = "inventory"
 RENDITIONS_PREFIX: Final = "renditions/"
 #: … and clip exports, ``exports/<export id>/job.json`` and ``.../clip.mp4`` (expiring).
 EXPORTS_PREFIX: Final = "exports/"
+
+# --- the audit trail (docs/audit.md) -------------------------------------------------------
+
+#: Where each record lies in the audit bucket: ``records/<yyyy>/<mm>/<dd>/<id>.json``.
+AUDIT_RECORDS_PREFIX: Final = "records/"
 
 # --- the deletion requests table ------------------------------------------------------------
 

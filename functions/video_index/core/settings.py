@@ -8,9 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from video_index.core.audit import DEFAULT_AUDIT_RETENTION_DAYS
 from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_RETENTION_DAYS,
+    ENV_AUDIT_TABLE,
     ENV_BUCKET,
     ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
@@ -80,6 +84,9 @@ FIELD_SETTINGS: Final = {
     "holds_table": ENV_HOLDS_TABLE,
     "cursor_key_secret": ENV_CURSOR_KEY_SECRET,
     "clock_tolerance_seconds": ENV_CLOCK_TOLERANCE_SECONDS,
+    "audit_bucket": ENV_AUDIT_BUCKET,
+    "audit_table": ENV_AUDIT_TABLE,
+    "audit_retention_days": ENV_AUDIT_RETENTION_DAYS,
 }
 
 
@@ -121,6 +128,10 @@ class Settings:
     #: How far a file may end after S3 received it before its camera's clock is ahead
     #: (docs/operations.md#camera-clocks).
     clock_tolerance_seconds: int = DEFAULT_CLOCK_TOLERANCE_SECONDS
+    #: The audit trail (docs/audit.md): its Object Lock bucket and its index table.
+    audit_bucket: str | None = None
+    audit_table: str | None = None
+    audit_retention_days: int = DEFAULT_AUDIT_RETENTION_DAYS
 
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None
@@ -210,6 +221,7 @@ _INTS: Final = {
     "fresh_window_seconds": DEFAULT_FRESH_WINDOW_SECONDS,
     "max_export_bytes": DEFAULT_MAX_EXPORT_BYTES,
     "clock_tolerance_seconds": DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    "audit_retention_days": DEFAULT_AUDIT_RETENTION_DAYS,
 }
 _PER_KIND: Final = {
     "silent_after_seconds": DEFAULT_SILENT_AFTER_SECONDS,

@@ -30,6 +30,7 @@ from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import Presign, service
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import EXPORT_CREATE, EXPORT_READ, FRAME_READ, MEDIA_READ
 from video_index.core.errors import BadInput, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
@@ -116,7 +117,7 @@ Part = Annotated[Literal["init", "data"] | None, Query()]
 
 @files_router.get(
     "/devices/<device>/media/<file>",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=MEDIA_READ),
     responses=responses(
         success=302,
         ok={
@@ -146,7 +147,7 @@ Width = Annotated[int, Query(ge=MIN_WIDTH, le=MAX_WIDTH)]
 
 @files_router.get(
     "/devices/<device>/frame",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=FRAME_READ),
     responses=responses(
         404,
         ok={
@@ -174,7 +175,7 @@ def get_frame(device: Device, t: params.Time = None, width: Width = 320):  # typ
 
 @router.post(
     "/devices/<device>/exports",
-    openapi_extensions=allow(Role.OPERATOR),
+    openapi_extensions=allow(Role.OPERATOR, audit=EXPORT_CREATE),
     responses=responses(413, 415, success=202, ok={"description": "The export job, queued"}),
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
@@ -192,7 +193,9 @@ def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> 
 
 
 @router.get(
-    "/exports/<export_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+    "/exports/<export_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=EXPORT_READ),
+    responses=responses(404),
 )
 def get_export(
     export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],
