@@ -164,9 +164,13 @@ def allow(role: Role, *, audit: str | None = None) -> dict[str, Any]:
     return declared
 
 
-def public() -> dict[str, Any]:
-    """A route's ``openapi_extensions``: anyone, signed in or not."""
-    return {ACCESS_EXTENSION: PUBLIC}
+def public(*, audit: str | None = None) -> dict[str, Any]:
+    """A route's ``openapi_extensions``: anyone, signed in or not (``audit`` as for
+    :func:`allow`)."""
+    declared: dict[str, Any] = {ACCESS_EXTENSION: PUBLIC}
+    if audit is not None:
+        declared[AUDIT_EXTENSION] = audit
+    return declared
 
 
 def decide(rule: Rule, caller: Caller | None) -> None:
