@@ -597,6 +597,7 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
     # reconcile and bulk constructs and the role policies are listed exactly in
     # test_infra_reconcile.py, test_infra_bulk.py and test_infra_api.py)
     bucket = synth.logical_id(synth.stack.storage.bucket)
+    audit = synth.logical_id(synth.stack.audit.bucket)
     elsewhere = ("VideoIndex/Reconcile/", "VideoIndex/Bulk/", "VideoIndex/Api/RolePolicies/")
     outside_reconcile = [a for a in acknowledged if not a.startswith(elsewhere)]
     iam5 = "Annotation::AwsSolutions-IAM5[Resource::"
@@ -616,6 +617,11 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             # an erasure removes the media made from the footage (docs/deletion.md)
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/renditions/*]",
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/exports/*]",
+            # one object per audit record (docs/audit.md), by the functions that audit
+            *(
+                f"VideoIndex/{fn}/Role {iam5}<{audit}.Arn>/records/*]"
+                for fn in ("Api", "Media", "Holds")
+            ),
             # the API's cursor key: no rotation function (replacing it ends cursors only)
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             # the stream consumer: no bucket access; ListStreams and X-Ray; its DLQ

@@ -18,19 +18,14 @@ from video_index.annotations.store import AnnotationStore
 from video_index.api import context
 from video_index.api.context import Presign
 from video_index.api.cursors import CursorKey
-from video_index.aws.audit import S3AuditLog, UnconfiguredAuditLog
+from video_index.aws.audit import build_audit_log
 from video_index.aws.clients import Clients
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
 from video_index.aws.secrets import reader
 from video_index.aws.store import build_store
 from video_index.core.audit import AuditLog
-from video_index.core.contract import (
-    ENV_AUDIT_BUCKET,
-    ENV_AUDIT_TABLE,
-    ENV_CURSOR_KEY_SECRET,
-    ENV_EXPORT_QUEUE_URL,
-)
+from video_index.core.contract import ENV_CURSOR_KEY_SECRET, ENV_EXPORT_QUEUE_URL
 from video_index.core.cursors import key_from_secret
 from video_index.core.errors import ConfigurationError
 from video_index.core.settings import Settings
@@ -160,27 +155,8 @@ def build_api_services(
 def audit_log(
     settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
 ) -> AuditLog:
-    """The audit trail (docs/audit.md). Without its bucket or table, a log that refuses
-    every write naming the missing setting: a request that must be recorded is answered
-    503, never served unrecorded."""
-    missing = [
-        setting
-        for setting, given in (
-            (ENV_AUDIT_BUCKET, settings.audit_bucket),
-            (ENV_AUDIT_TABLE, settings.audit_table),
-        )
-        if not given
-    ]
-    if missing:
-        return UnconfiguredAuditLog(", ".join(missing))
-    return S3AuditLog(
-        clients.s3,
-        str(settings.audit_bucket),
-        clients.dynamodb,
-        str(settings.audit_table),
-        settings.audit_retention_days,
-        clock,
-    )
+    """The audit trail (docs/audit.md): :func:`video_index.aws.audit.build_audit_log`."""
+    return build_audit_log(settings, clients.s3, clients.dynamodb, clock)
 
 
 def cursor_key(settings: Settings, clients: Clients) -> CursorKey:

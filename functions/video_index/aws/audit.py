@@ -32,8 +32,9 @@ from video_index.core.audit import (
     AuditWriteFailed,
     record_id,
 )
-from video_index.core.contract import AUDIT_RECORDS_PREFIX
+from video_index.core.contract import AUDIT_RECORDS_PREFIX, ENV_AUDIT_BUCKET, ENV_AUDIT_TABLE
 from video_index.core.errors import ConfigurationError, ServiceError
+from video_index.core.settings import Settings
 from video_index.core.table_schema import TTL_ATTRIBUTE, audit_table_definition
 
 #: DynamoDB requests one page of ``GET /audit`` may make (each reads at most 1 MB).
@@ -133,6 +134,32 @@ class S3AuditLog(AuditLog):
         except (ClientError, BotoCoreError) as exc:
             raise ServiceError("the audit index is unavailable") from exc
         return page
+
+
+def build_audit_log(
+    settings: Settings, s3: Any, dynamodb: Any, clock: Callable[[], float] = time.time
+) -> AuditLog:
+    """The deployment's audit trail. Without its bucket or table, a log that refuses every
+    write naming the missing setting: what must be recorded is refused (a request answered
+    503, a job not started), never done unrecorded."""
+    missing = [
+        setting
+        for setting, given in (
+            (ENV_AUDIT_BUCKET, settings.audit_bucket),
+            (ENV_AUDIT_TABLE, settings.audit_table),
+        )
+        if not given
+    ]
+    if missing:
+        return UnconfiguredAuditLog(", ".join(missing))
+    return S3AuditLog(
+        s3,
+        str(settings.audit_bucket),
+        dynamodb,
+        str(settings.audit_table),
+        settings.audit_retention_days,
+        clock,
+    )
 
 
 class UnconfiguredAuditLog(AuditLog):

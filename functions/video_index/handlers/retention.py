@@ -14,7 +14,10 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from video_index.audit.jobs import job_started
+from video_index.aws.audit import build_audit_log
 from video_index.aws.clients import Clients
+from video_index.core.audit import RETENTION_RUN, AuditLog
 from video_index.core.contract import METRICS_NAMESPACE
 from video_index.core.functions import RETENTION
 from video_index.core.settings import Settings
@@ -26,16 +29,22 @@ metrics = Metrics(namespace=METRICS_NAMESPACE, service=RETENTION.service)
 tracer = Tracer(service=RETENTION.service)
 
 
-def build() -> RetentionJob:
-    """One run's job, from the function's own settings (a new one every day)."""
-    return build_retention(Settings.for_function(RETENTION), Clients.default())
+def build() -> tuple[RetentionJob, AuditLog]:
+    """One run's job and the audit trail it is recorded in, from the function's own
+    settings (a new one every day)."""
+    settings, clients = Settings.for_function(RETENTION), Clients.default()
+    audit = build_audit_log(settings, clients.s3, clients.dynamodb)
+    return build_retention(settings, clients), audit
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = build().run()
+    job, audit = build()
+    # Recorded before anything is deleted; a record that cannot be stored stops the run.
+    job_started(audit, RETENTION_RUN, "system:retention", context.aws_request_id)
+    report = job.run()
     metrics.add_metric(name="RetentionDeleted", unit=MetricUnit.Count, value=report.deleted)
     metrics.add_metric(name="RetentionKeptHeld", unit=MetricUnit.Count, value=report.kept_held)
     logger.info("retention run", extra=dataclasses.asdict(report))
