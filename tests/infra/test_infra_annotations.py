@@ -115,7 +115,12 @@ def test_a_restored_table_named_by_context_replaces_the_stacks_own() -> None:
     tables = synth.of_type("AWS::DynamoDB::Table")
     assert sorted(tables) == sorted(
         synth.logical_id(table)
-        for table in (stack.read_model.table, stack.deletion.table, stack.holds.table)
+        for table in (
+            stack.read_model.table,
+            stack.deletion.table,
+            stack.holds.table,
+            stack.audit.table,
+        )
     )
     # And the API function is pointed at the restored table and granted on it alone
     env = synth.props(stack.api.function)["Environment"]["Variables"]

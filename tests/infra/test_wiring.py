@@ -53,6 +53,8 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}DELETION_QUEUE_URL": (frozenset({SEND}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R, W}), REQUIRED),
         f"{V}CURSOR_KEY_SECRET": (frozenset({R}), REQUIRED),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({R, W}), REQUIRED),
         **{
             f"{V}{name}": (frozenset({VALUE}), OPTIONAL)
             for name in (
@@ -68,6 +70,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
                 "VIEWER_CONNECT_ORIGINS",
                 "VIEWER_OIDC_ISSUER",
                 "VIEWER_OIDC_CLIENT_ID",
+                "AUDIT_RETENTION_DAYS",
             )
         },
     },
@@ -75,6 +78,9 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}BUCKET": (frozenset({R}), REQUIRED),
         f"{V}PRESIGN_SECONDS": (frozenset({VALUE}), OPTIONAL),
         f"{V}ACCESS_POLICY": (frozenset({VALUE}), OPTIONAL),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
     "reconcile": {
         f"{V}BUCKET": (frozenset({R, D, E}), REQUIRED),
@@ -121,6 +127,9 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}BUCKET": (frozenset({L, D}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R}), REQUIRED),
         f"{V}RETENTION_DAYS": (frozenset({VALUE}), REQUIRED),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
 }
 
@@ -186,6 +195,9 @@ GRANTS: Final[dict[tuple[str, str], dict[str, Statement]]] = {
     (f"{V}CURSOR_KEY_SECRET", R): {
         "ReadCursorKey": _s("secretsmanager:GetSecretValue", "${cursor-key}")
     },
+    (f"{V}AUDIT_BUCKET", W): {"AuditRecordsWrite": _s("s3:PutObject", "audit/records/*")},
+    (f"{V}AUDIT_TABLE", W): {"AuditWrite": _s("dynamodb:PutItem", "audit-index")},
+    (f"{V}AUDIT_TABLE", R): {"AuditRead": _s("dynamodb:Query", "audit-index")},
     (f"{V}REPORTS_BUCKET", R): {"ListReports": _s("s3:ListBucket", "reports")},
     (f"{V}REPLICA_BUCKET", R): {
         "ListReplica": _s("s3:ListBucket", "replica"),
@@ -255,6 +267,8 @@ def _names(synth: Synth, function: str) -> dict[str, str]:
         "annotations": stack.annotations.table,
         "deletions": stack.deletion.table,
         "holds": stack.holds.table,
+        "audit": stack.audit.bucket,
+        "audit-index": stack.audit.table,
         "cursor-key": stack.api.cursor_key.secret,
         "ingest-dlq": stack.ingest.dead_letter_queue,
         "export-queue": stack.exports.queue,

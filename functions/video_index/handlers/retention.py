@@ -29,22 +29,24 @@ metrics = Metrics(namespace=METRICS_NAMESPACE, service=RETENTION.service)
 tracer = Tracer(service=RETENTION.service)
 
 
-def build() -> tuple[RetentionJob, AuditLog]:
-    """One run's job and the audit trail it is recorded in, from the function's own
-    settings (a new one every day)."""
-    settings, clients = Settings.for_function(RETENTION), Clients.default()
-    audit = build_audit_log(settings, clients.s3, clients.dynamodb)
-    return build_retention(settings, clients), audit
+def build() -> RetentionJob:
+    """One run's job, from the function's own settings (a new one every day)."""
+    return build_retention(Settings.for_function(RETENTION), Clients.default())
+
+
+def build_audit() -> AuditLog:
+    """The audit trail each run is recorded in (docs/audit.md), from the same settings."""
+    clients = Clients.default()
+    return build_audit_log(Settings.for_function(RETENTION), clients.s3, clients.dynamodb)
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)  # never trace answers (URLs)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    job, audit = build()
     # Recorded before anything is deleted; a record that cannot be stored stops the run.
-    job_started(audit, RETENTION_RUN, "system:retention", context.aws_request_id)
-    report = job.run()
+    job_started(build_audit(), RETENTION_RUN, "system:retention", context.aws_request_id)
+    report = build().run()
     metrics.add_metric(name="RetentionDeleted", unit=MetricUnit.Count, value=report.deleted)
     metrics.add_metric(name="RetentionKeptHeld", unit=MetricUnit.Count, value=report.kept_held)
     logger.info("retention run", extra=dataclasses.asdict(report))
