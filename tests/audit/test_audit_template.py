@@ -35,6 +35,7 @@ GRANTED: Final = {
     "api": {("s3:PutObject",), ("dynamodb:PutItem",), ("dynamodb:Query",)},
     "media": {("s3:PutObject",), ("dynamodb:PutItem",)},
     "retention": {("s3:PutObject",), ("dynamodb:PutItem",)},
+    "bulk": {("s3:PutObject",), ("dynamodb:PutItem",)},
 }
 
 
@@ -85,6 +86,7 @@ def test_only_the_auditing_functions_write_records_and_only_by_adding(synth: Syn
         "api": stack.api.role,
         "media": stack.media.role,
         "retention": stack.holds.role,
+        "bulk": stack.bulk.role,
         "reconcile": stack.reconcile.role,
         "ingest": stack.ingest.role,
     }

@@ -122,6 +122,9 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}DELETIONS_TABLE": (frozenset({R, W, WINDOWS}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R}), REQUIRED),
         f"{V}REPLICA_BUCKET": (frozenset({R, E}), OPTIONAL),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
     "retention": {
         f"{V}BUCKET": (frozenset({L, D}), REQUIRED),

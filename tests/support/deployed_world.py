@@ -21,9 +21,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from video_index.aws.audit import create_audit_trail
 from video_index.aws.clients import Clients
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_TABLE,
     ENV_BUCKET,
     ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
@@ -69,6 +72,9 @@ class DeployedWorld:
     queues: dict[str, str] = field(default_factory=dict)
     #: The API's cursor key (a Secrets Manager secret of the moto server; its ARN).
     cursor_key_secret: str = ""
+    #: The audit trail (docs/audit.md): its Object Lock bucket and its index.
+    audit_bucket: str = ""
+    audit_table: str = ""
 
     @classmethod
     def create(cls, s3_endpoint: str, dynamodb_endpoint: str) -> DeployedWorld:
@@ -82,6 +88,8 @@ class DeployedWorld:
             annotations_table=f"annotations-{tag}",
             deletions_table=f"deletions-{tag}",
             holds_table=f"holds-{tag}",
+            audit_bucket=f"audit-{tag}",
+            audit_table=f"audit-{tag}",
         )
         s3 = world.client("s3")
         s3.create_bucket(Bucket=world.bucket)
@@ -93,6 +101,7 @@ class DeployedWorld:
             world.deletions_table,
             world.holds_table,
         )
+        create_audit_trail(s3, world.audit_bucket, world.client("dynamodb"), world.audit_table, 30)
         sqs = world.client("sqs")
         for setting in (ENV_DLQ_URL, ENV_EXPORT_QUEUE_URL, ENV_DELETION_QUEUE_URL):
             name = f"{setting.removeprefix('VIDEO_INDEX_').lower().replace('_', '-')}-{tag}"
@@ -134,6 +143,8 @@ class DeployedWorld:
             ENV_HOLDS_TABLE: self.holds_table,
             ENV_RETENTION_DAYS: json.dumps(DEFAULT_RETENTION_DAYS),
             ENV_CURSOR_KEY_SECRET: self.cursor_key_secret,
+            ENV_AUDIT_BUCKET: self.audit_bucket,
+            ENV_AUDIT_TABLE: self.audit_table,
             **self.queues,
             **extra,
         }

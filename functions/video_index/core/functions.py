@@ -310,6 +310,7 @@ BULK: Final = FunctionSpec(
         need(ENV_DELETIONS_TABLE, R, W, Access.WINDOWS),  # record and run requests
         need(ENV_HOLDS_TABLE, R),  # held footage: kept by units, restored by restore
         need(ENV_REPLICA_BUCKET, R, E, required=False),
+        *_AUDITS,  # each restore and deletion run leaves a record when it starts
     ),
 )
 RETENTION: Final = FunctionSpec(
