@@ -19,8 +19,13 @@ from video_index.app.routes import media_app
 from video_index.app.services import build_media_services
 from video_index.aws.audit import S3AuditLog, create_audit_trail
 from video_index.aws.clients import S3_CONFIG, Clients
+from video_index.aws.deletions import DeletionTable
+from video_index.aws.holds import HoldStore
+from video_index.aws.objects import ObjectStore
 from video_index.core.settings import Settings
 from video_index.core.table_schema import create_tables
+from video_index.deletion.jobs import DeletionJobs
+from video_index.holds.service import Holds, HoldsHeldWindows
 from worlds import events as ev
 from worlds.api_world import AUDIT_BUCKET, ApiWorld, at, iso, make_world
 
@@ -242,4 +247,49 @@ def test_the_media_function_records_and_fails_closed_without_its_settings(aws: N
         CAMERA_A,
         "user-viewer",
         "ok",
+    )
+
+
+@pytest.fixture
+def keeping(aws: None) -> ApiWorld:
+    """A world with deletion requests and holds (as deployed)."""
+    dynamodb = boto3.client("dynamodb")
+    create_tables(dynamodb, "read-model", deletions="deletions", holds="holds")
+    made = make_world(dynamodb, "read-model")
+    made.services.holds = Holds(HoldStore(dynamodb, "holds"))
+    made.services.deletions = DeletionJobs(
+        DeletionTable(dynamodb, "deletions"),
+        ObjectStore(made.s3, ev.BUCKET),
+        enqueue=lambda _: None,
+        holds=HoldsHeldWindows(made.services.holds),
+        clock=lambda: at(30, 12).timestamp(),
+    )
+    made.services._by_type.clear()
+    made.put("video", CAMERA_A, FROM, 10_000)
+    return made
+
+
+def test_changes_of_what_is_kept_are_recorded_as_what_they_do(keeping: ApiWorld) -> None:
+    # Given an operator who places a hold on camera A and tries to erase a window (erase=1)
+    operator = jwt("operator")
+    body = json.dumps({"from": iso(FROM), "to": iso(TO), "reason": "case 7"})
+    placed = keeping.call("POST", f"/devices/{CAMERA_A}/holds", body=body, authorizer=operator)
+    window = f"from={iso(at(29, 11))}&to={iso(at(29, 12))}"
+    refused = keeping.call(
+        "DELETE", f"/devices/{CAMERA_A}/segments", f"{window}&erase=1", authorizer=operator
+    )
+    # And an admin who erases that window
+    erased = keeping.call(
+        "DELETE", f"/devices/{CAMERA_A}/segments", f"{window}&erase=true", authorizer=ADMIN
+    )
+    assert (placed[0], refused[0], erased[0]) == (201, 403, 202)
+    # Then the audit names each as what it does
+    f, t = "2026-11-29T10:00:00.000Z", "2026-11-29T10:00:30.000Z"
+    g, u = "2026-11-29T11:00:00.000Z", "2026-11-29T12:00:00.000Z"
+    assert sorted(map(essentials, audit(keeping, f"device={CAMERA_A}"))) == sorted(
+        [
+            ("user-operator", "operator", "hold.place", CAMERA_A, f, t, "ok", 201),
+            ("user-operator", "operator", "deletion.erase", CAMERA_A, g, u, "denied", 403),
+            ("user-admin", "admin", "deletion.erase", CAMERA_A, g, u, "ok", 202),
+        ]
     )

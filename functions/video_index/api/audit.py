@@ -39,7 +39,7 @@ from video_index.core.audit import (
     outcome_of,
     record_id,
 )
-from video_index.core.errors import ConfigurationError
+from video_index.core.errors import VideoIndexError
 from video_index.core.timeunits import to_epoch_ms
 
 logger = Logger(child=True)
@@ -47,6 +47,8 @@ logger = Logger(child=True)
 #: What a request id or principal may hold in a record (anything else is replaced).
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9=_.:@/+-]")
 _MAX_TIME_LENGTH: Final = 40
+#: The query values pydantic reads as ``True`` for a bool parameter (``erase``).
+_TRUE: Final = frozenset({"1", "on", "t", "true", "y", "yes"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,8 @@ def begin(
 ) -> None:
     """Note the matched route (its template ``path``) for :func:`recorded`."""
     action = declared.get(AUDIT_EXTENSION)
-    if action == DELETION_REQUEST and _query(event).get("erase") == "true":
+    erase = str(_query(event).get("erase", "")).strip().lower()
+    if action == DELETION_REQUEST and erase in _TRUE:  # what the route's bool reads as true
         action = DELETION_ERASE
     template = re.sub(r"<(\w+)>", r"{\1}", path)  # the document's form of the path
     _pending.set(
@@ -110,7 +113,7 @@ def recorded(event: Mapping[str, Any], answer: dict[str, Any]) -> dict[str, Any]
         log = service(AuditLog)
         record = _record(event, pending, log.now_ms(), outcome, status)
         log.write(record)
-    except (AuditWriteFailed, ConfigurationError) as exc:
+    except (AuditWriteFailed, VideoIndexError) as exc:
         # Not dropped: the record goes to the function's log, and the answer is withheld.
         logger.error(
             "audit record not stored; request refused",
