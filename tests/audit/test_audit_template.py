@@ -9,6 +9,10 @@ import fnmatch
 import json
 from typing import Any, Final
 
+import pytest
+from aws_cdk import App
+
+from infra.settings import SettingsError, StackSettings
 from tests.infra.template import Synth, as_list
 
 #: What would change or delete a record, if any statement allowed it on the trail.
@@ -153,3 +157,17 @@ def test_the_index_refuses_updates_and_deletes_to_everyone(synth: Synth) -> None
         "dynamodb:PartiQLUpdate",
         "dynamodb:UpdateItem",
     ]
+
+
+@pytest.mark.parametrize("days", [0, 36_501])
+def test_a_retention_the_lock_cannot_take_stops_synthesis(days: int) -> None:
+    with pytest.raises(SettingsError, match="'audit_retention_days'"):
+        StackSettings.from_context(App(context={"audit_retention_days": days}))
+
+
+def test_the_retention_setting_reaches_the_functions_that_write_the_index(synth: Synth) -> None:
+    # The index's TTL is the bucket's lock: the same setting, given to every auditing function
+    stack = synth.video_index
+    for function in (stack.api.function, stack.media.function, stack.holds.function):
+        env = synth.props(function)["Environment"]["Variables"]
+        assert env["VIDEO_INDEX_AUDIT_RETENTION_DAYS"] == "365"
