@@ -14,6 +14,10 @@ identity API Gateway verified, and answers
   answer of every authorized route ``Cache-Control: no-store`` (they carry presigned
   URLs, footage metadata, or both).
 
+The same decision notes what the request is recorded as in the audit trail (the route's
+``x-audit``, and whether it refused), and :func:`recorded` writes that record once the
+answer is known (:mod:`video_index.api.audit`, docs/audit.md).
+
 A route without a rule is refused (403): forgetting one fails closed, and the access
 matrix test (tests/api/test_access_matrix.py), whose hand-written table must name every
 route of the OpenAPI document, names it. A
