@@ -172,7 +172,7 @@ def _window(event: Mapping[str, Any]) -> tuple[str | None, str | None]:
     if "from" not in query and event.get("body") and not event.get("isBase64Encoded"):
         try:
             body = json.loads(str(event["body"]))
-        except ValueError:
+        except (ValueError, RecursionError):  # the body check answers it 400
             body = None
         given = body if isinstance(body, dict) else {}
     return _time(given.get("from")), _time(given.get("to"))

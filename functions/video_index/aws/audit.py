@@ -188,18 +188,29 @@ def create_audit_trail(
 ) -> None:
     """Make the audit bucket and index as the stack does (``video-index local``, tests):
     Object Lock on at creation, COMPLIANCE default retention of ``retention_days``, the
-    index's TTL."""
+    index's TTL. Made again, they are left as they are."""
     s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    locked = s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+    if "Rule" not in locked:
+        _lock(s3, bucket, retention_days)
+    try:
+        dynamodb.create_table(**audit_table_definition(table))
+    except ClientError as exc:
+        if error_code(exc) != "ResourceInUseException":
+            raise
+        return  # made already (a second world over the same tables): as it was made
+    dynamodb.get_waiter("table_exists").wait(TableName=table)
+    dynamodb.update_time_to_live(
+        TableName=table,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+    )
+
+
+def _lock(s3: Any, bucket: str, retention_days: int) -> None:
     s3.put_object_lock_configuration(
         Bucket=bucket,
         ObjectLockConfiguration={
             "ObjectLockEnabled": "Enabled",
             "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": retention_days}},
         },
-    )
-    dynamodb.create_table(**audit_table_definition(table))
-    dynamodb.get_waiter("table_exists").wait(TableName=table)
-    dynamodb.update_time_to_live(
-        TableName=table,
-        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
     )
