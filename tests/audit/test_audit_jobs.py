@@ -18,10 +18,12 @@ from video_index.core.contract import (
     ENV_AUDIT_BUCKET,
     ENV_AUDIT_TABLE,
     ENV_BUCKET,
+    ENV_DELETIONS_TABLE,
     ENV_HOLDS_TABLE,
+    ENV_REPORTS_BUCKET,
     ENV_RETENTION_DAYS,
 )
-from video_index.core.errors import ConfigurationError
+from video_index.core.errors import BadInput, ConfigurationError
 from video_index.core.table_schema import holds_table_definition
 
 AUDIT = "video-index-audit-jobs"
@@ -42,11 +44,14 @@ def deployment(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     with mock_aws():
         s3, dynamodb = boto3.client("s3"), boto3.client("dynamodb")
         s3.create_bucket(Bucket="video-index-segments-jobs")
+        s3.create_bucket(Bucket="video-index-reports-jobs")
         dynamodb.create_table(**holds_table_definition("holds"))
         create_audit_trail(s3, AUDIT, dynamodb, "audit", 30)
         for name, value in (
             (ENV_BUCKET, "video-index-segments-jobs"),
             (ENV_HOLDS_TABLE, "holds"),
+            (ENV_REPORTS_BUCKET, "video-index-reports-jobs"),
+            (ENV_DELETIONS_TABLE, "deletions"),
             (ENV_RETENTION_DAYS, json.dumps({"video": 30, "sensor": 90, "analysis": 90})),
             (ENV_AUDIT_BUCKET, AUDIT),
             (ENV_AUDIT_TABLE, "audit"),
@@ -81,3 +86,18 @@ def test_without_the_trail_the_retention_run_does_not_start(
     # When it runs, Then it refuses, naming the setting (never "auditing off")
     with pytest.raises(ConfigurationError, match=ENV_AUDIT_BUCKET):
         retention.handler({}, _Context())
+
+
+def test_a_bulk_restore_leaves_a_record_before_it_plans(deployment: Any) -> None:
+    from video_index.bulk.names import ACTION_RESTORE_PLAN
+    from video_index.handlers import bulk
+
+    # When the bulk function is asked to start a restore it then refuses (the source is the
+    # segment bucket itself)
+    event = {"action": ACTION_RESTORE_PLAN, "source_bucket": "video-index-segments-jobs"}
+    with pytest.raises(BadInput, match="source_bucket"):
+        bulk.handler(event, _Context(function_name="bulk"))
+    # Then its start was recorded first
+    (listed,) = deployment.list_objects_v2(Bucket=AUDIT)["Contents"]
+    record = json.loads(deployment.get_object(Bucket=AUDIT, Key=listed["Key"])["Body"].read())
+    assert (record["principal"], record["action"]) == ("system:bulk", "restore.start")
