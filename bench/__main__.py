@@ -21,6 +21,7 @@ isolate_from_aws()  # before anything builds a boto3 client or a Powertools logg
 from bench.access import access_benchmark  # noqa: E402
 from bench.annotations import annotations_benchmark  # noqa: E402
 from bench.assets import assets_benchmark  # noqa: E402
+from bench.audit import audit_benchmark  # noqa: E402
 from bench.bulk import bulk_benchmark  # noqa: E402
 from bench.cost import cost_benchmark  # noqa: E402
 from bench.deletion import deletion_benchmark  # noqa: E402
@@ -54,6 +55,7 @@ BENCHMARKS: list[Benchmark] = [
     silence_benchmark,
     bulk_benchmark,
     access_benchmark,
+    audit_benchmark,
     cost_benchmark,
 ]
 

@@ -18,7 +18,9 @@ from typing import Any, Final
 import boto3
 
 from bench.cost_meter import REGION, Ledger
+from video_index.aws.audit import create_audit_trail
 from video_index.aws.clients import CLIENT_CONFIG, S3_CONFIG, Clients
+from video_index.core.audit import DEFAULT_AUDIT_RETENTION_DAYS
 from video_index.core.keys import SegmentKey, format_key, segment_id
 from video_index.core.queue_settings import MAX_RECEIVE_COUNT, VISIBILITY_TIMEOUT_SECONDS
 from video_index.core.settings import Settings
@@ -32,6 +34,8 @@ TABLE: Final = "cost-read-model"
 ANNOTATIONS: Final = "cost-annotations"
 DELETIONS: Final = "cost-deletions"
 HOLDS: Final = "cost-holds"
+#: The audit trail (docs/audit.md): every footage read of the day leaves a record.
+AUDIT: Final = "cost-audit"
 #: The sample starts on an hour, so its aggregates fall in whole UTC hours.
 START: Final = datetime(2026, 11, 2, 10, tzinfo=UTC)
 #: The camera hands a segment over this long after it ends (cut, close, connect).
@@ -120,6 +124,7 @@ class World:
         create_bucket(admin.s3, admin.sqs, BUCKET, queue_url)
         admin.s3.create_bucket(Bucket=REPORTS)
         create_tables(admin.dynamodb, TABLE, ANNOTATIONS, DELETIONS, HOLDS)
+        create_audit_trail(admin.s3, AUDIT, admin.dynamodb, AUDIT, DEFAULT_AUDIT_RETENTION_DAYS)
         self.settings = Settings(
             bucket=BUCKET,
             table=TABLE,
@@ -130,6 +135,8 @@ class World:
             inventory_destination=destination_uri(REPORTS, "inventory", BUCKET, "daily"),
             deletions_table=DELETIONS,
             holds_table=HOLDS,
+            audit_bucket=AUDIT,
+            audit_table=AUDIT,
         )
 
     @cached_property

@@ -44,6 +44,7 @@ from infra.settings_checks import (
     split_list,
     validate,
 )
+from video_index.core.audit import DEFAULT_AUDIT_RETENTION_DAYS
 from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.keys import KINDS
 from video_index.core.settings import (
@@ -107,6 +108,9 @@ class StackSettings:
     inventory_retention_days: int = 14
     #: Days S3 server access logs are kept.
     access_log_retention_days: int = 90
+    #: Days each audit record is kept: the audit bucket's COMPLIANCE Object Lock retention
+    #: and the audit index's TTL (docs/audit.md).
+    audit_retention_days: int = DEFAULT_AUDIT_RETENTION_DAYS
     #: Ingest Lambda timeout; the queue's visibility timeout is 6x this.
     ingest_timeout_seconds: int = queue.INGEST_TIMEOUT_SECONDS
     ingest_memory_mb: int = 512

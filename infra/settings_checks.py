@@ -62,6 +62,7 @@ def validate(settings: StackSettings) -> None:
     _check_range("abort_incomplete_upload_days", settings.abort_incomplete_upload_days, 1)
     _check_range("inventory_retention_days", settings.inventory_retention_days, 2)
     _check_range("access_log_retention_days", settings.access_log_retention_days, 1)
+    _check_range("audit_retention_days", settings.audit_retention_days, 1, 36_500)
     _check_range("ingest_timeout_seconds", settings.ingest_timeout_seconds, 1, 900)
     _check_range("ingest_memory_mb", settings.ingest_memory_mb, 128, 10240)
     _check_range(

@@ -18,6 +18,7 @@ from constructs import Construct
 from infra.aggregation import Aggregation
 from infra.annotations import AnnotationsTable
 from infra.api import QueryApi
+from infra.audit import AuditTrail
 from infra.bulk import bulk_operations
 from infra.cameras import CameraIdentities
 from infra.deletion import DeletionRequests
@@ -82,6 +83,10 @@ class VideoIndexStack(Stack):
         # One identity per camera (docs/cameras.md): its own keys only, never an overwrite.
         self.cameras = CameraIdentities(self, "Cameras", bucket=self.storage.bucket)
         self.annotations = AnnotationsTable(self, "Annotations", settings=settings)
+        # Who read footage, changed what is kept or was refused (docs/audit.md).
+        self.audit = AuditTrail(
+            self, "Audit", settings=settings, access_log_bucket=self.storage.access_log_bucket
+        )
 
     def _add_pipelines(self, settings: StackSettings) -> None:
         """Ingest (notifications -> read model), aggregation (its stream), exports."""

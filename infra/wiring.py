@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import jsii
-from aws_cdk import Stack, Validations
+from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct, IConstruct, IValidation
@@ -35,6 +35,7 @@ from infra.nag import segment_objects_acknowledgment
 from infra.settings import StackSettings
 from video_index.core.access import ENV_ACCESS_POLICY
 from video_index.core.contract import (
+    ENV_AUDIT_RETENTION_DAYS,
     ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_FRESH_WINDOW_SECONDS,
     ENV_GAP_TOLERANCE_MS,
@@ -65,6 +66,8 @@ class Resource:
     value: str
     grants: Mapping[Access, Statements] = field(default_factory=dict)
     objects: IConstruct | None = None
+    #: The cdk-nag acknowledgment every role granted an access needs (given the reason).
+    acknowledgment: Callable[[str], Acknowledgment] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,10 @@ class Wiring(Construct):
         grants: Mapping[Access, Statements] | None = None,
         *,
         objects: IConstruct | None = None,
+        acknowledgment: Callable[[str], Acknowledgment] | None = None,
     ) -> None:
-        """``owner`` provides what ``setting`` names: ``value``, and ``grants`` per access."""
+        """``owner`` provides what ``setting`` names: ``value``, and ``grants`` per access
+        (``acknowledgment``: what cdk-nag must be told for each role they are given to)."""
         if self.applied:
             raise ValueError(f"{setting} registered after the wiring was applied")
         if setting in self._resources:
@@ -108,7 +113,9 @@ class Wiring(Construct):
                 f"{setting} is provided twice: by {self._resources[setting].owner} and by "
                 f"{owner.node.path}"
             )
-        self._resources[setting] = Resource(owner.node.path, value, dict(grants or {}), objects)
+        self._resources[setting] = Resource(
+            owner.node.path, value, dict(grants or {}), objects, acknowledgment
+        )
 
     @property
     def functions(self) -> tuple[FunctionSpec, ...]:
@@ -171,6 +178,13 @@ class Wiring(Construct):
         for access in accesses:
             for statement in resource.grants[access]():
                 wired.role.add_to_principal_policy(statement)
+        if resource.acknowledgment is not None and accesses:
+            Validations.of(wired.role).acknowledge(
+                resource.acknowledgment(
+                    f"The {wired.spec.name} function's declared access (core/functions.py): "
+                    f"{', '.join(accesses)} of {setting}."
+                )
+            )
         if resource.objects is not None and set(accesses) - {Access.LIST}:
             Validations.of(wired.role).acknowledge(
                 segment_objects_acknowledgment(
@@ -210,6 +224,7 @@ def provide_settings(scope: IConstruct, settings: StackSettings) -> None:
         (ENV_ACCESS_POLICY, settings.access_policy),
         (ENV_SHARE_MAX_WINDOW_SECONDS, str(settings.share_max_window_seconds)),
         (ENV_SHARE_MAX_LIFETIME_SECONDS, str(settings.share_max_lifetime_seconds)),
+        (ENV_AUDIT_RETENTION_DAYS, str(settings.audit_retention_days)),
     ):
         wiring.provide_value(setting, scope, value)
 

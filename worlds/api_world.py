@@ -20,6 +20,7 @@ import boto3
 from video_index.api.access import configure_policy
 from video_index.app.routes import whole_app
 from video_index.app.services import ApiServices, build_api_services, configure
+from video_index.aws.audit import create_audit_trail
 from video_index.aws.clients import S3_CONFIG, Clients
 from video_index.aws.kms import create_signing_key
 from video_index.core.access_policy import AccessPolicy
@@ -33,6 +34,9 @@ from worlds.aggregation import Aggregation
 from worlds.media import video_with
 
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
+#: The world's audit trail (docs/audit.md): its Object Lock bucket and the days it keeps.
+AUDIT_BUCKET = "video-index-audit"
+AUDIT_RETENTION_DAYS = 400
 #: How long after its end a world's camera's file reaches S3, unless a test says otherwise.
 UPLOAD_DELAY = timedelta(seconds=1)
 #: The access policy of the world's deployment: the default one (a JWT names its own
@@ -199,6 +203,7 @@ def make_world(
     s3.create_bucket(Bucket=ev.BUCKET)
     secrets = boto3.client("secretsmanager")
     kms = boto3.client("kms")
+    create_audit_trail(s3, AUDIT_BUCKET, dynamodb, f"{table}-audit", AUDIT_RETENTION_DAYS)
     settings = Settings(
         bucket=ev.BUCKET,
         table=table,
@@ -207,6 +212,9 @@ def make_world(
         deletions_table=deletions_table,
         holds_table=holds_table,
         export_signing_key=create_signing_key(kms, "test: signs export manifests"),
+        audit_bucket=AUDIT_BUCKET,
+        audit_table=f"{table}-audit",
+        audit_retention_days=AUDIT_RETENTION_DAYS,
     )
     clients = Clients(
         dynamodb=dynamodb, s3=s3, sqs=boto3.client("sqs"), secretsmanager=secrets, kms=kms

@@ -81,6 +81,7 @@ GET     /shares/{share_id}/playlist.m3u8                      ok   ok   ok   ok 
 GET     /shares/{share_id}/media/{file}                       ok   ok   ok   ok   ok   ok
 GET     /shares/{share_id}/frame                              ok   ok   ok   ok   ok   ok
 GET     /shares/{share_id}/download                           ok   ok   ok   ok   ok   ok
+GET     /audit                                                401  403  403  403  403  ok
 """
 
 
@@ -268,7 +269,7 @@ def test_the_matrix_of_every_route_and_every_caller(world: ApiWorld) -> None:
             if expected == "403":
                 # (naming the role the route needs)
                 assert f"needs the {lowest} role" in body["error"]["message"], where
-    assert len(results) == len(ROUTES) * len(CALLERS) == 40 * 6
+    assert len(results) == len(ROUTES) * len(CALLERS) == 41 * 6
 
 
 def test_a_device_outside_the_scope_is_indistinguishable_from_none(world: ApiWorld) -> None:

@@ -15,8 +15,10 @@ from video_index.api.errors import responses
 from video_index.api.resolver import create_app
 from video_index.app.routes import api_paths, media_app, media_paths, route_methods
 from video_index.core.access import public
+from video_index.core.audit import AuditLog
 from video_index.core.errors import BadInput, ConfigurationError
 from worlds import events as ev
+from worlds.audit_log import MemoryAuditLog
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +69,8 @@ def test_a_check_runs_before_every_route_and_refuses_with_a_product_error() -> N
             raise BadInput("role", "this route needs a role")
 
     app = create_app([_router()], checks=[needs_no_role])
-    context.configure(lambda: {_Greeting: _Greeting("hello")})
+    # (its refusal is recorded in an audit log, docs/audit.md)
+    context.configure(lambda: {_Greeting: _Greeting("hello"), AuditLog: MemoryAuditLog()})
     # When both routes are called
     # Then the open one answers with the service asked for by its type
     assert _call(app, "/open") == (200, {"said": "hello"})
@@ -80,7 +83,8 @@ def test_a_check_runs_before_every_route_and_refuses_with_a_product_error() -> N
 def test_a_route_without_an_access_rule_is_refused_in_any_app() -> None:
     # Given an app of routers the product did not write, one route declaring no rule
     app = create_app([_router()])
-    context.configure(lambda: {_Greeting: _Greeting("hello")})
+    # (its refusal is recorded in an audit log, docs/audit.md)
+    context.configure(lambda: {_Greeting: _Greeting("hello"), AuditLog: MemoryAuditLog()})
     # When it is called
     status, body = _call(app, "/undeclared")
     # Then the decision every app runs refuses it (fails closed, docs/access.md)

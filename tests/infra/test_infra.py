@@ -43,10 +43,10 @@ def _statements(policy_document: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_bucket_blocks_public_access_and_is_encrypted(synth: Synth) -> None:
-    # Given the three buckets of the stack (segments, access logs, reports)
+    # Given the four buckets of the stack (segments, access logs, reports, audit)
     buckets = _resources_of_type(synth, "AWS::S3::Bucket")
     # Then each blocks all public access, uses SSE-S3 and has ACLs disabled
-    assert len(buckets) == 3
+    assert len(buckets) == 4
     for logical_id, bucket in buckets.items():
         props = bucket["Properties"]
         assert props["PublicAccessBlockConfiguration"] == {
@@ -68,13 +68,14 @@ def test_every_bucket_blocks_public_access_and_is_encrypted(synth: Synth) -> Non
 def test_every_bucket_policy_denies_requests_without_tls(synth: Synth) -> None:
     # Given the bucket policies
     policies = _resources_of_type(synth, "AWS::S3::BucketPolicy")
-    assert len(policies) == 3
+    assert len(policies) == 4
     # Then each denies every S3 action over plain HTTP, and below TLS 1.2, on bucket and objects
     for logical_id, policy in policies.items():
         statements = _statements(policy["Properties"]["PolicyDocument"])
-        # (the segment bucket's camera statement is tests/infra/test_infra_cameras.py's)
-        camera = "CamerasNeverOverwrite"
-        denies = [s for s in statements if s["Effect"] == "Deny" and s.get("Sid") != camera]
+        # (the segment bucket's camera statement is tests/infra/test_infra_cameras.py's, the
+        # audit bucket's tests/audit/test_audit_template.py's)
+        others = ("CamerasNeverOverwrite", "RecordsAreNeverChanged")
+        denies = [s for s in statements if s["Effect"] == "Deny" and s.get("Sid") not in others]
         conditions = [s["Condition"] for s in denies]
         assert {"Bool": {"aws:SecureTransport": "false"}} in conditions, logical_id
         assert {"NumericLessThan": {"s3:TlsVersion": 1.2}} in conditions, logical_id
@@ -166,8 +167,13 @@ def test_segment_bucket_has_daily_inventory_outside_the_indexed_tree(synth: Synt
 def test_segment_and_reports_buckets_log_access_to_the_access_log_bucket(synth: Synth) -> None:
     # Given the storage construct
     storage = synth.stack.storage
-    # Then the segment and reports buckets log to the access-log bucket
-    for bucket, prefix in ((storage.bucket, "segments/"), (storage.reports_bucket, "reports/")):
+    # Then the segment, reports and audit buckets log to the access-log bucket
+    audit = synth.stack.audit.bucket
+    for bucket, prefix in (
+        (storage.bucket, "segments/"),
+        (storage.reports_bucket, "reports/"),
+        (audit, "audit/"),
+    ):
         assert synth.props(bucket)["LoggingConfiguration"] == {
             "DestinationBucketName": synth.ref(storage.access_log_bucket),
             "LogFilePrefix": prefix,
@@ -183,6 +189,7 @@ def test_segment_and_reports_buckets_log_access_to_the_access_log_bucket(synth: 
     assert {json.dumps(s["Condition"]["ArnLike"]["aws:SourceArn"]) for s in allows} == {
         json.dumps(synth.arn(storage.bucket)),
         json.dumps(synth.arn(storage.reports_bucket)),
+        json.dumps(synth.arn(audit)),
     }
     for allow in allows:
         assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
@@ -597,6 +604,7 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
     # reconcile and bulk constructs and the role policies are listed exactly in
     # test_infra_reconcile.py, test_infra_bulk.py and test_infra_api.py)
     bucket = synth.logical_id(synth.stack.storage.bucket)
+    audit = synth.logical_id(synth.stack.audit.bucket)
     elsewhere = ("VideoIndex/Reconcile/", "VideoIndex/Bulk/", "VideoIndex/Api/RolePolicies/")
     outside_reconcile = [a for a in acknowledged if not a.startswith(elsewhere)]
     iam5 = "Annotation::AwsSolutions-IAM5[Resource::"
@@ -616,6 +624,11 @@ def test_cdk_nag_acknowledgments_are_few_and_justified(synth: Synth) -> None:
             # an erasure removes the media made from the footage (docs/deletion.md)
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/renditions/*]",
             f"VideoIndex/Deletion/Role {iam5}<{bucket}.Arn>/exports/*]",
+            # one object per audit record (docs/audit.md), by the functions that audit
+            *(
+                f"VideoIndex/{fn}/Role {iam5}<{audit}.Arn>/records/*]"
+                for fn in ("Api", "Media", "Holds")
+            ),
             # the API's cursor key: no rotation function (replacing it ends cursors only)
             "VideoIndex/Api/CursorKey/Secret Annotation::AwsSolutions-SMG4",
             # the export signing key's public half: anyone verifies an export, no account

@@ -120,7 +120,8 @@ EXPECTED_ROUTES: Final = {
     Role.VIEWER: VIEWER_ROUTES,
     Role.REVIEWER: REVIEWER_ROUTES,
     Role.OPERATOR: OPERATOR_ROUTES,
-    Role.ADMIN: OPERATOR_ROUTES,  # admin adds no route: its extra rights are the API's
+    # admin adds the audit trail (docs/audit.md); its other rights are the API's decisions
+    Role.ADMIN: OPERATOR_ROUTES | {"GET/audit"},
 }
 
 

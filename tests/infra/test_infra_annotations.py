@@ -120,6 +120,7 @@ def test_a_restored_table_named_by_context_replaces_the_stacks_own() -> None:
             stack.deletion.table,
             stack.holds.table,
             stack.shares.table,
+            stack.audit.table,
         )
     )
     # And the API function is pointed at the restored table and granted on it alone

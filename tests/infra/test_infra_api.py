@@ -40,6 +40,7 @@ JWT_CONTEXT: Mapping[str, str] = {
 
 #: The documented paths (docs/api.md), written out independently of the code.
 DOCUMENTED_PATHS = [
+    "/audit",
     "/devices",
     "/devices/{device}",
     "/devices/{device}/activity",
@@ -466,6 +467,9 @@ def test_api_function_environment(synth: Synth) -> None:
         "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS": "3600",
         "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS": "604800",
         "VIDEO_INDEX_EXPORT_SIGNING_KEY": synth.arn(stack.export_signing_key.key),
+        "VIDEO_INDEX_AUDIT_BUCKET": synth.ref(stack.audit.bucket),
+        "VIDEO_INDEX_AUDIT_TABLE": synth.ref(stack.audit.table),
+        "VIDEO_INDEX_AUDIT_RETENTION_DAYS": "365",
         "POWERTOOLS_SERVICE_NAME": "video-index-api",
         "POWERTOOLS_METRICS_NAMESPACE": "VideoIndex",
     }
@@ -516,13 +520,19 @@ def test_api_role_has_exactly_the_permissions_the_handler_uses(synth: Synth) -> 
     # And one statement per grant of its needs: segments (read), the read model (read,
     # write: read repair), annotations (read, write, delete), the export and deletion
     # queues, deletion requests (read, write, delete), holds (read, write), shares (read,
-    # list, write), the cursor key (read: its one secret), and the export signing key's
-    # public half
+    # list, write), the cursor key (read: its one secret), the export signing key's public
+    # half, and the audit trail (a record added to the bucket and the index, and the index
+    # queried: docs/audit.md)
     assert by_sid["ReadCursorKey"]["Action"] == "secretsmanager:GetSecretValue"
     assert by_sid["ReadCursorKey"]["Resource"] == synth.ref(api.cursor_key.secret)
     assert by_sid["ReadExportPublicKey"]["Action"] == "kms:GetPublicKey"
     assert by_sid["ReadExportPublicKey"]["Resource"] == synth.arn(stack.export_signing_key.key)
-    assert len(statements) == 22
+    assert by_sid["AuditRecordsWrite"]["Action"] == "s3:PutObject"
+    assert (by_sid["AuditWrite"]["Action"], by_sid["AuditRead"]["Action"]) == (
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+    )
+    assert len(statements) == 25
     # And nothing in it scans or writes in batches, and the only deletes are of the
     # annotations' window copies and of withdrawn deletion requests' windows (never of
     # the read model, a hold or an object)
@@ -556,6 +566,7 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
         # Then exactly the runtime pin and the unavoidable IAM5 wildcards (X-Ray, and one
         # per key prefix: objects are per-key resources) are acknowledged
         bucket = variant.logical_id(variant.video_index.storage.bucket)
+        audit = variant.logical_id(variant.video_index.audit.bucket)
         role = "VideoIndex/Api/Role Annotation::AwsSolutions-IAM5"
         # (the role policies' IAM5 are one per route with a path parameter: {x} as *)
         per_route = {k for k in acknowledged if k.startswith("VideoIndex/Api/RolePolicies/")}
@@ -576,6 +587,7 @@ def test_api_acknowledgments_are_few_and_justified_and_never_about_authorization
             "VideoIndex/Api/Function Annotation::AwsSolutions-L1",
             "VideoIndex/Api/HttpApi/GET--exports--public-key Annotation::AwsSolutions-APIG4",
             f"{role}[Resource::*]",
+            f"{role}[Resource::<{audit}.Arn>/records/*]",
             f"{role}[Resource::<{bucket}.Arn>/exports/*]",
             f"{role}[Resource::<{bucket}.Arn>/v1/*]",
         ]

@@ -147,7 +147,7 @@ def test_deletion_worker_role_lists_and_deletes_under_v1_and_checkpoints_its_job
 def test_without_the_setting_there_is_no_replica(synth: Synth) -> None:
     assert synth.stack.replica is None
     assert "ReplicationConfiguration" not in synth.props(synth.stack.storage.bucket)
-    assert len(synth.of_type("AWS::S3::Bucket")) == 3  # segments, reports, access logs
+    assert len(synth.of_type("AWS::S3::Bucket")) == 4  # segments, reports, access logs, audit
 
 
 def test_replica_is_a_versioned_private_retained_bucket_with_the_same_retention(

@@ -43,10 +43,19 @@ def test_the_retention_job_may_only_list_v1_delete_v1_and_read_holds(synth: Synt
     reading = by_sid["HoldsRead"]
     assert as_list(reading["Action"]) == ["dynamodb:GetItem", "dynamodb:Query"]
     assert reading["Resource"] == synth.arn(holds.table)
-    # And nothing else touches S3 or DynamoDB
+    # And adds its run's audit record (docs/audit.md), and nothing else touches S3 or DynamoDB
+    assert by_sid["AuditRecordsWrite"]["Action"] == "s3:PutObject"
+    assert by_sid["AuditWrite"]["Action"] == "dynamodb:PutItem"
     actions = {a for s in statements for a in as_list(s["Action"])}
     data = {a for a in actions if a.startswith(("s3:", "dynamodb:"))}
-    assert data == {"s3:ListBucket", "s3:DeleteObject", "dynamodb:GetItem", "dynamodb:Query"}
+    assert data == {
+        "s3:ListBucket",
+        "s3:DeleteObject",
+        "s3:PutObject",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+    }
 
 
 def test_the_retention_job_runs_daily_and_knows_each_kinds_retention(synth: Synth) -> None:

@@ -125,13 +125,17 @@ def test_media_function_runs_the_media_handler_with_pyav_and_only_its_settings(
 ) -> None:
     # Given the media function
     props = synth.props(synth.stack.media.function)
-    # Then it runs the media handler, knowing only the bucket and the presign lifetime
+    # Then it runs the media handler, knowing only the bucket, the presign lifetime and
+    # the audit trail it records every file it hands out in (docs/audit.md)
     assert props["Handler"] == "video_index.handlers.media.handler"
     variables = props["Environment"]["Variables"]
     assert {k for k in variables if k.startswith("VIDEO_INDEX_")} == {
         "VIDEO_INDEX_BUCKET",
         "VIDEO_INDEX_PRESIGN_SECONDS",
         "VIDEO_INDEX_SHARES_TABLE",  # a share link's files and frames (docs/shares.md)
+        "VIDEO_INDEX_AUDIT_BUCKET",
+        "VIDEO_INDEX_AUDIT_TABLE",
+        "VIDEO_INDEX_AUDIT_RETENTION_DAYS",
     }
     assert props["Timeout"] == synth.props(synth.stack.api.function)["Timeout"]
 
@@ -154,10 +158,17 @@ def test_media_role_reads_segments_and_reads_and_writes_renditions_only(synth: S
     # And reads one share by its id (a share link's files and frames), nothing more of it
     assert by_sid["SharesRead"]["Action"] == "dynamodb:GetItem"
     assert by_sid["SharesRead"]["Resource"] == synth.arn(stack.shares.table)
-    # And writes its own logs; nothing else on any table or queue, nothing deleted
+    # And writes its own logs and adds audit records (docs/audit.md); nothing else on any
+    # table or queue, nothing deleted
     assert by_sid["WriteOwnLogs"]["Resource"] == synth.arn(stack.media.log_group)
+    assert by_sid["AuditRecordsWrite"]["Action"] == "s3:PutObject"
+    assert by_sid["AuditWrite"]["Action"] == "dynamodb:PutItem"
+    assert by_sid["AuditWrite"]["Resource"] == synth.arn(stack.audit.table)
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert {a for a in actions if a.startswith(("dynamodb:", "sqs:"))} == {"dynamodb:GetItem"}
+    assert {a for a in actions if a.startswith(("dynamodb:", "sqs:"))} == {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+    }
     assert not {a for a in actions if ":Delete" in a}
     assert set(by_sid) == {
         "ReadSegmentObjects",
@@ -165,4 +176,6 @@ def test_media_role_reads_segments_and_reads_and_writes_renditions_only(synth: S
         "ReadWriteRenditions",
         "SharesRead",
         "WriteOwnLogs",
+        "AuditRecordsWrite",
+        "AuditWrite",
     }

@@ -55,6 +55,8 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}HOLDS_TABLE": (frozenset({R, W}), REQUIRED),
         f"{V}CURSOR_KEY_SECRET": (frozenset({R}), REQUIRED),
         f"{V}EXPORT_SIGNING_KEY": (frozenset({PUBLIC_KEY}), REQUIRED),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({R, W}), REQUIRED),
         **{
             f"{V}{name}": (frozenset({VALUE}), OPTIONAL)
             for name in (
@@ -72,6 +74,7 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
                 "VIEWER_OIDC_CLIENT_ID",
                 "SHARE_MAX_WINDOW_SECONDS",
                 "SHARE_MAX_LIFETIME_SECONDS",
+                "AUDIT_RETENTION_DAYS",
             )
         },
         # Share links (docs/shares.md): optional in the spec, so the API runs without; a
@@ -83,6 +86,9 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}PRESIGN_SECONDS": (frozenset({VALUE}), OPTIONAL),
         f"{V}ACCESS_POLICY": (frozenset({VALUE}), OPTIONAL),
         f"{V}SHARES_TABLE": (frozenset({R}), OPTIONAL),  # a share's files and frames
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
     "reconcile": {
         f"{V}BUCKET": (frozenset({R, D, E}), REQUIRED),
@@ -125,11 +131,17 @@ NEEDS: Final[dict[str, dict[str, tuple[frozenset[str], bool]]]] = {
         f"{V}DELETIONS_TABLE": (frozenset({R, W, WINDOWS}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R}), REQUIRED),
         f"{V}REPLICA_BUCKET": (frozenset({R, E}), OPTIONAL),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
     "retention": {
         f"{V}BUCKET": (frozenset({L, D}), REQUIRED),
         f"{V}HOLDS_TABLE": (frozenset({R}), REQUIRED),
         f"{V}RETENTION_DAYS": (frozenset({VALUE}), REQUIRED),
+        f"{V}AUDIT_BUCKET": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_TABLE": (frozenset({W}), REQUIRED),
+        f"{V}AUDIT_RETENTION_DAYS": (frozenset({VALUE}), OPTIONAL),
     },
 }
 
@@ -202,6 +214,9 @@ GRANTS: Final[dict[tuple[str, str], dict[str, Statement]]] = {
     (f"{V}EXPORT_SIGNING_KEY", PUBLIC_KEY): {
         "ReadExportPublicKey": _s("kms:GetPublicKey", "export-signing-key")
     },
+    (f"{V}AUDIT_BUCKET", W): {"AuditRecordsWrite": _s("s3:PutObject", "audit/records/*")},
+    (f"{V}AUDIT_TABLE", W): {"AuditWrite": _s("dynamodb:PutItem", "audit-index")},
+    (f"{V}AUDIT_TABLE", R): {"AuditRead": _s("dynamodb:Query", "audit-index")},
     (f"{V}REPORTS_BUCKET", R): {"ListReports": _s("s3:ListBucket", "reports")},
     (f"{V}REPLICA_BUCKET", R): {
         "ListReplica": _s("s3:ListBucket", "replica"),
@@ -272,6 +287,8 @@ def _names(synth: Synth, function: str) -> dict[str, str]:
         "deletions": stack.deletion.table,
         "holds": stack.holds.table,
         "shares": stack.shares.table,
+        "audit": stack.audit.bucket,
+        "audit-index": stack.audit.table,
         "cursor-key": stack.api.cursor_key.secret,
         "export-signing-key": stack.export_signing_key.key,
         "ingest-dlq": stack.ingest.dead_letter_queue,

@@ -143,9 +143,10 @@ def test_a_live_poll_takes_one_request(loaded: tuple[ApiWorld, RequestCounter]) 
     counter.reset()
     # When a player polls its live playlist
     status, body, _ = world.get(f"/devices/{DEVICE}/live.m3u8")
-    # Then one Query answers it (docs/playback.md, "Live")
+    # Then one Query answers it (docs/playback.md, "Live"), and one PutItem indexes its
+    # audit record (docs/audit.md: every poll reads footage)
     assert status == 200 and body.count("#EXTINF") == 6
-    assert counter.calls == Counter({"Query": 1}), counter.calls
+    assert counter.calls == Counter({"Query": 1, "PutItem": 1}), counter.calls
 
 
 # -- a camera that never stops ----------------------------------------------------------

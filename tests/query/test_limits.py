@@ -18,10 +18,12 @@ from tests.support.lambda_answers import CURSOR_KEY, call, iso
 from tests.support.memory_read_model import MemoryReadModel, fmp4_items, memory_queries
 from video_index.api import context
 from video_index.app.services import ApiServices, configure
+from video_index.core.audit import AuditLog
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.playlist import MAX_PLAYLIST_FILES, PlaylistSegment, build_playlist
 from worlds import events as ev
 from worlds.api_world import resolve
+from worlds.audit_log import MemoryAuditLog
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -40,6 +42,7 @@ def day_of_1s_segments() -> MemoryReadModel:
 def store(day_of_1s_segments: MemoryReadModel) -> Iterator[MemoryReadModel]:
     services = ApiServices(
         cursor_key=CURSOR_KEY,
+        audit=MemoryAuditLog(),  # every page read is recorded (docs/audit.md)
         queries=memory_queries(day_of_1s_segments, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
         renditions=None,
@@ -126,13 +129,17 @@ def test_the_most_files_at_their_longest_lines_fit_a_lambda_response() -> None:
 
 class _Untouchable(dict[type[Any], object]):
     """A service registry that fails the test on any lookup: a refusal must come before
-    any read (read model, S3, queue)."""
+    any read (read model, S3, queue). Only the request's audit record is written
+    (docs/audit.md), to a log of its own."""
 
     def __init__(self) -> None:
         super().__init__()
         self.used: list[str] = []
+        self.audit = MemoryAuditLog()
 
     def get(self, kind: type[Any], default: object = None) -> object:  # type: ignore[override]
+        if kind is AuditLog:
+            return self.audit
         self.used.append(kind.__name__)
         raise AssertionError(f"services.{kind.__name__} was used")
 

@@ -24,6 +24,7 @@ from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.query.gaps import Deletion, Gap, Reason
 from video_index.query.routes import MAX_JOINED_ANNOTATIONS, MAX_RANGES
 from video_index.query.timeline import Timeline, TimelineAnswer
+from worlds.audit_log import MemoryAuditLog
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -77,6 +78,7 @@ def model() -> MemoryReadModel:
 def joined(model: MemoryReadModel) -> Iterator[None]:
     services = ApiServices(
         cursor_key=CURSOR_KEY,
+        audit=MemoryAuditLog(),  # every page read is recorded (docs/audit.md)
         queries=memory_queries(model, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
         renditions=None,  # type: ignore[arg-type]
@@ -119,6 +121,7 @@ def test_the_largest_segments_page_fits_and_the_cursor_still_visits_every_entry(
 def plain(model: MemoryReadModel) -> Iterator[None]:
     services = ApiServices(
         cursor_key=CURSOR_KEY,
+        audit=MemoryAuditLog(),  # every page read is recorded (docs/audit.md)
         queries=memory_queries(model, NOW),
         presign=lambda key: f"https://example.invalid/{key}",
         renditions=None,  # type: ignore[arg-type]
@@ -164,6 +167,7 @@ def timeline_answer(count: int, deleted_by: str | None = None) -> tuple[dict[str
     timeline = FixedTimeline(TimelineAnswer(spans, [], gaps, edges[-1]))
     services = ApiServices(
         cursor_key=CURSOR_KEY,
+        audit=MemoryAuditLog(),  # every page read is recorded (docs/audit.md)
         queries=None,  # type: ignore[arg-type]
         presign=str,
         renditions=None,  # type: ignore[arg-type]

@@ -21,10 +21,13 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from video_index.aws.audit import create_audit_trail
 from video_index.aws.clients import Clients
 from video_index.aws.kms import create_signing_key
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_TABLE,
     ENV_BUCKET,
     ENV_CURSOR_KEY_SECRET,
     ENV_DELETION_QUEUE_URL,
@@ -73,6 +76,9 @@ class DeployedWorld:
     cursor_key_secret: str = ""
     #: The export signing key (a KMS key of the moto server; its ARN).
     export_signing_key: str = ""
+    #: The audit trail (docs/audit.md): its Object Lock bucket and its index.
+    audit_bucket: str = ""
+    audit_table: str = ""
 
     @classmethod
     def create(cls, s3_endpoint: str, dynamodb_endpoint: str) -> DeployedWorld:
@@ -86,6 +92,8 @@ class DeployedWorld:
             annotations_table=f"annotations-{tag}",
             deletions_table=f"deletions-{tag}",
             holds_table=f"holds-{tag}",
+            audit_bucket=f"audit-{tag}",
+            audit_table=f"audit-{tag}",
         )
         s3 = world.client("s3")
         s3.create_bucket(Bucket=world.bucket)
@@ -97,6 +105,7 @@ class DeployedWorld:
             world.deletions_table,
             world.holds_table,
         )
+        create_audit_trail(s3, world.audit_bucket, world.client("dynamodb"), world.audit_table, 30)
         sqs = world.client("sqs")
         for setting in (ENV_DLQ_URL, ENV_EXPORT_QUEUE_URL, ENV_DELETION_QUEUE_URL):
             name = f"{setting.removeprefix('VIDEO_INDEX_').lower().replace('_', '-')}-{tag}"
@@ -141,6 +150,8 @@ class DeployedWorld:
             ENV_RETENTION_DAYS: json.dumps(DEFAULT_RETENTION_DAYS),
             ENV_CURSOR_KEY_SECRET: self.cursor_key_secret,
             ENV_EXPORT_SIGNING_KEY: self.export_signing_key,
+            ENV_AUDIT_BUCKET: self.audit_bucket,
+            ENV_AUDIT_TABLE: self.audit_table,
             **self.queues,
             **extra,
         }

@@ -43,6 +43,7 @@ from video_index.api.context import optional_service
 from video_index.api.cursors import opened, sealed
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import NOT_AUDITED
 from video_index.core.contract import ENV_ANNOTATIONS_TABLE
 from video_index.core.errors import ConfigurationError
 
@@ -94,7 +95,7 @@ def _answer(status: int, body: AnnotationOut, **headers: str) -> Response[Any]:
 
 @router.post(
     "/devices/<device>/annotations",
-    openapi_extensions=allow(Role.REVIEWER),
+    openapi_extensions=allow(Role.REVIEWER, audit=NOT_AUDITED),
     responses=responses(
         404, 409, 413, 415, success=201, ok=_one("The annotation, created", "Location", "ETag")
     ),
@@ -108,7 +109,9 @@ def create_annotation(device: str, body: Annotated[AnnotationIn, Body()]) -> Res
 
 
 @router.get(
-    "/devices/<device>/annotations", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/annotations",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
 )
 def list_annotations(
     device: str,
@@ -139,7 +142,7 @@ def list_annotations(
 
 @router.get(
     "/devices/<device>/annotations/<annotation_id>",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
     responses=responses(404, ok=_one("The current version", "ETag")),
 )
 def get_annotation(device: str, annotation_id: str) -> Response[Any]:
@@ -150,7 +153,7 @@ def get_annotation(device: str, annotation_id: str) -> Response[Any]:
 
 @router.put(
     "/devices/<device>/annotations/<annotation_id>",
-    openapi_extensions=allow(Role.REVIEWER),
+    openapi_extensions=allow(Role.REVIEWER, audit=NOT_AUDITED),
     responses=responses(404, 409, 412, 413, 415, 428, ok=_one("The annotation, replaced", "ETag")),
 )
 def replace_annotation(
@@ -171,7 +174,7 @@ def replace_annotation(
 
 @router.delete(
     "/devices/<device>/annotations/<annotation_id>",
-    openapi_extensions=allow(Role.REVIEWER),
+    openapi_extensions=allow(Role.REVIEWER, audit=NOT_AUDITED),
     responses=responses(
         404, 409, 412, 428, success=204, ok={"description": "Deleted (the history stays)"}
     ),
@@ -188,7 +191,7 @@ def delete_annotation(device: str, annotation_id: str, if_match: IfMatch = None)
 
 @router.get(
     "/devices/<device>/annotations/<annotation_id>/history",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
     responses=responses(404),
 )
 def annotation_history(

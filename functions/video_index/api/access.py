@@ -14,6 +14,10 @@ identity API Gateway verified, and answers
   answer of every authorized route ``Cache-Control: no-store`` (they carry presigned
   URLs, footage metadata, or both).
 
+The same decision notes what the request is recorded as in the audit trail (the route's
+``x-audit``, and whether it refused), and :func:`recorded` writes that record once the
+answer is known (:mod:`video_index.api.audit`, docs/audit.md).
+
 A route without a rule is refused (403): forgetting one fails closed, and the access
 matrix test (tests/api/test_access_matrix.py), whose hand-written table must name every
 route of the OpenAPI document, names it. A
@@ -34,6 +38,7 @@ from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver, 
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
+from video_index.api import audit
 from video_index.api.caller import set_caller
 from video_index.core.access import (
     ACCESS_EXTENSION,
@@ -113,8 +118,11 @@ def refusal(app: ApiGatewayResolver, event: Mapping[str, Any]) -> dict[str, Any]
     _decided.set(None)
     matched = _matched(app, event)
     if matched is None:
+        audit.forget()
         return None  # the resolver answers 404 or 405
     route, arguments = matched
+    # What the request is recorded as once answered (docs/audit.md), refusals included.
+    audit.begin(route.method, route.path, route.openapi_extensions or {}, arguments, event)
     try:
         rule = rule_of(route)
         if rule is None:
@@ -125,11 +133,19 @@ def refusal(app: ApiGatewayResolver, event: Mapping[str, Any]) -> dict[str, Any]
             decide(rule, caller)
             device = arguments.get("device")
             if caller is not None and device is not None and not caller.sees(device):
+                audit.refused()
                 return _answer(404, NO_SUCH_DEVICE, "device")
         _decided.set(rule)
     except AccessDenied as exc:
+        audit.refused()
         return _answer(exc.status, exc.message, exc.parameter)
     return None
+
+
+def recorded(event: Mapping[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` once the request's audit record is stored (a 503 if it cannot be:
+    :func:`video_index.api.audit.recorded`), refusals included."""
+    return audit.recorded(event, answer)
 
 
 def finish(answer: dict[str, Any]) -> dict[str, Any]:

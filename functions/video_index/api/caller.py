@@ -28,6 +28,11 @@ def current_caller() -> Caller:
     return caller
 
 
+def current_caller_or_none() -> Caller | None:
+    """The verified caller, or None (an anonymous request: its audit record says so)."""
+    return _CURRENT.get()
+
+
 def hide_outside_scope(device: str, missing: NotFound) -> None:
     """Raise ``missing`` (the route's own "no such …" answer) when ``device`` lies outside
     the caller's scope, so an object out of scope is indistinguishable from none."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from video_index.api.caller import current_caller
 from video_index.api.errors import responses
 from video_index.core.access import Role, actions_of, allow
+from video_index.core.audit import NOT_AUDITED
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -40,7 +41,7 @@ class MeOut(BaseModel):
 
 @router.get(
     "/me",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
     responses=responses(ok={"description": "The caller, its roles, actions and scope"}),
 )
 def get_me() -> MeOut:

@@ -43,6 +43,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from video_index.api import access
 from video_index.api.errors import error, responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import NOT_AUDITED
 from video_index.core.errors import (
     BadInput,
     ConfigurationError,
@@ -76,6 +77,10 @@ class Resolver(APIGatewayHttpResolver):
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         # Who may call the route comes first (docs/access.md), before the body is read.
+        # Every answer, refusals included, is recorded once known (docs/audit.md).
+        return access.recorded(event, self._answer(event, context))
+
+    def _answer(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         denied = access.refusal(self, event)
         if denied is not None:
             return denied
@@ -138,7 +143,7 @@ def create_app(routers: Sequence[Router], *, checks: Sequence[Check] = ()) -> Re
 
     @app.get(
         "/openapi.json",
-        openapi_extensions=allow(Role.VIEWER),
+        openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
         responses=responses(
             ok={
                 "description": "This document (OpenAPI 3)",

@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from video_index.annotations import routes as annotation_routes
 from video_index.api import me as me_routes
 from video_index.api.resolver import Resolver, create_app
+from video_index.audit import routes as audit_routes
 from video_index.deletion import routes as deletion_routes
 from video_index.holds import routes as hold_routes
 from video_index.media import routes as media_routes
@@ -38,6 +39,7 @@ API_ROUTERS: Final[tuple[Router, ...]] = (
     me_routes.router,
     share_routes.router,
     share_public_routes.router,
+    audit_routes.router,
 )
 #: The media function's routers.
 MEDIA_ROUTERS: Final[tuple[Router, ...]] = (

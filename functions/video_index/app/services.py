@@ -18,12 +18,14 @@ from video_index.annotations.store import AnnotationStore
 from video_index.api import context
 from video_index.api.context import Presign
 from video_index.api.cursors import CursorKey
+from video_index.aws.audit import build_audit_log
 from video_index.aws.clients import Clients
 from video_index.aws.kms import SigningKey
 from video_index.aws.objects import ObjectStore
 from video_index.aws.queues import send_message
 from video_index.aws.secrets import reader
 from video_index.aws.store import build_store
+from video_index.core.audit import AuditLog
 from video_index.core.contract import ENV_CURSOR_KEY_SECRET, ENV_EXPORT_QUEUE_URL
 from video_index.core.cursors import key_from_secret
 from video_index.core.errors import ConfigurationError
@@ -76,6 +78,9 @@ class ApiServices:
     #: The export signing key's public half (GET /exports/public-key); None without
     #: ``VIDEO_INDEX_EXPORT_SIGNING_KEY`` (the route answers 503 naming it).
     signing_key: SigningKey | None = None
+    #: Where every audited request's record goes (docs/audit.md); a request that needs a
+    #: record without one is answered 503 naming the missing setting.
+    audit: AuditLog | None = None
     _by_type: dict[type[Any], object] = field(default_factory=dict, init=False, repr=False)
 
     def by_type(self) -> dict[type[Any], object]:
@@ -105,6 +110,7 @@ class ApiServices:
                     if self.share_presign is not None
                     else None,
                     SigningKey: self.signing_key,
+                    AuditLog: self.audit,
                 }
             )
             self._by_type[WindowFacts] = window_facts(self._by_type)
@@ -184,7 +190,15 @@ def build_api_services(
             if settings.export_signing_key
             else None
         ),
+        audit=audit_log(settings, clients, clock),
     )
+
+
+def audit_log(
+    settings: Settings, clients: Clients, clock: Callable[[], float] = time.time
+) -> AuditLog:
+    """The audit trail (docs/audit.md): :func:`video_index.aws.audit.build_audit_log`."""
+    return build_audit_log(settings, clients.s3, clients.dynamodb, clock)
 
 
 def cursor_key(settings: Settings, clients: Clients) -> CursorKey:
@@ -239,4 +253,5 @@ def build_media_services(settings: Settings, clients: Clients) -> dict[type[Any]
         Frames: Frames(objects),
         Shares: build_shares(settings, clients, creates=False),
         SharePresign: SharePresign(objects.presign_get),
+        AuditLog: audit_log(settings, clients),
     }

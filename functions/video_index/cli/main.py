@@ -36,6 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from video_index.cli import annotate as annotate_cli
+from video_index.cli import audit as audit_cli
 from video_index.cli import camera as camera_cli
 from video_index.cli import deletion as deletion_cli
 from video_index.cli import device as device_cli
@@ -216,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         share_cli.register,
         verify_cli.register,
         retention_cli.register,
+        audit_cli.register,
     ):
         register(commands)
     return parser

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Final
 
+from video_index.core.audit import AUDIT_EXTENSION
 from video_index.core.errors import VideoIndexError
 
 #: The OpenAPI extension each route declares its rule in (``x-access: viewer``).
@@ -154,14 +155,23 @@ class Rule:
         return PUBLIC if self.role is None else self.role.label
 
 
-def allow(role: Role) -> dict[str, Any]:
-    """A route's ``openapi_extensions``: callers with ``role`` or higher."""
-    return {ACCESS_EXTENSION: role.label}
+def allow(role: Role, *, audit: str | None = None) -> dict[str, Any]:
+    """A route's ``openapi_extensions``: callers with ``role`` or higher; ``audit``, the
+    action its requests are recorded as (``NOT_AUDITED``: a route that reads nothing
+    sensitive), ``x-audit`` in the document (:mod:`video_index.core.audit`)."""
+    declared: dict[str, Any] = {ACCESS_EXTENSION: role.label}
+    if audit is not None:
+        declared[AUDIT_EXTENSION] = audit
+    return declared
 
 
-def public() -> dict[str, Any]:
-    """A route's ``openapi_extensions``: anyone, signed in or not."""
-    return {ACCESS_EXTENSION: PUBLIC}
+def public(*, audit: str | None = None) -> dict[str, Any]:
+    """A route's ``openapi_extensions``: anyone, signed in or not (``audit`` as for
+    :func:`allow`)."""
+    declared: dict[str, Any] = {ACCESS_EXTENSION: PUBLIC}
+    if audit is not None:
+        declared[AUDIT_EXTENSION] = audit
+    return declared
 
 
 def decide(rule: Rule, caller: Caller | None) -> None:

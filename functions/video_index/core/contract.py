@@ -105,6 +105,12 @@ ENV_VIEWER_CONNECT_ORIGINS: Final = "VIDEO_INDEX_VIEWER_CONNECT_ORIGINS"
 ENV_SHARES_TABLE: Final = "VIDEO_INDEX_SHARES_TABLE"
 ENV_SHARE_MAX_WINDOW_SECONDS: Final = "VIDEO_INDEX_SHARE_MAX_WINDOW_SECONDS"
 ENV_SHARE_MAX_LIFETIME_SECONDS: Final = "VIDEO_INDEX_SHARE_MAX_LIFETIME_SECONDS"
+#: The audit trail (docs/audit.md): the Object Lock bucket holding each record (the truth)
+#: and the index table answering ``GET /audit`` beside it.
+ENV_AUDIT_BUCKET: Final = "VIDEO_INDEX_AUDIT_BUCKET"
+ENV_AUDIT_TABLE: Final = "VIDEO_INDEX_AUDIT_TABLE"
+#: Days each record is kept: the bucket's default Object Lock retention, the index's TTL.
+ENV_AUDIT_RETENTION_DAYS: Final = "VIDEO_INDEX_AUDIT_RETENTION_DAYS"
 
 # --- the segment bucket -------------------------------------------------------------------
 
@@ -122,6 +128,11 @@ INVENTORY_PREFIX: Final = "inventory"
 RENDITIONS_PREFIX: Final = "renditions/"
 #: … and clip exports, ``exports/<export id>/job.json`` and ``.../clip.mp4`` (expiring).
 EXPORTS_PREFIX: Final = "exports/"
+
+# --- the audit trail (docs/audit.md) -------------------------------------------------------
+
+#: Where each record lies in the audit bucket: ``records/<yyyy>/<mm>/<dd>/<id>.json``.
+AUDIT_RECORDS_PREFIX: Final = "records/"
 
 # --- the deletion requests table ------------------------------------------------------------
 

@@ -39,6 +39,9 @@ from video_index.core.contract import (
     DELETION_HANDLER,
     DELETION_SERVICE_NAME,
     ENV_ANNOTATIONS_TABLE,
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_RETENTION_DAYS,
+    ENV_AUDIT_TABLE,
     ENV_BUCKET,
     ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
@@ -197,6 +200,16 @@ class FunctionSpec:
 
 R, L, W, D, E = Access.READ, Access.LIST, Access.WRITE, Access.DELETE, Access.ERASE
 
+#: What a function that audits needs (docs/audit.md): to add records to the Object Lock
+#: bucket and to the index beside it. Required: a function that must audit does not start
+#: without them (never "auditing off"). Nothing may change or delete a record, so no
+#: other access to either exists.
+_AUDITS: Final = (
+    need(ENV_AUDIT_BUCKET, W),
+    need(ENV_AUDIT_TABLE, W),
+    value(ENV_AUDIT_RETENTION_DAYS),  # the index's TTL (the bucket's lock is the stack's)
+)
+
 #: The tunables of the read model's writers and readers (defaults in core/settings.py).
 _READ_MODEL_VALUES: Final = (value(ENV_GAP_TOLERANCE_MS), value(ENV_TOMBSTONE_DAYS))
 
@@ -228,6 +241,9 @@ API: Final = FunctionSpec(
         need(ENV_HOLDS_TABLE, R, W),  # place, read and release holds
         need(ENV_CURSOR_KEY_SECRET, R),  # seals page cursors (docs/api.md#pages-and-cursors)
         need(ENV_EXPORT_SIGNING_KEY, Access.PUBLIC_KEY),  # GET /exports/public-key
+        need(ENV_AUDIT_BUCKET, W),  # every footage read, change and refusal (docs/audit.md)
+        need(ENV_AUDIT_TABLE, R, W),  # and GET /audit
+        value(ENV_AUDIT_RETENTION_DAYS),
         *_READ_MODEL_VALUES,
         value(ENV_PRESIGN_SECONDS),
         value(ENV_FRESH_WINDOW_SECONDS),
@@ -255,6 +271,7 @@ MEDIA: Final = FunctionSpec(
         value(ENV_PRESIGN_SECONDS),
         value(ENV_ACCESS_POLICY),
         need(ENV_SHARES_TABLE, R, required=False),  # a share by its id: its files, frames
+        *_AUDITS,
     ),
 )
 RECONCILE: Final = FunctionSpec(
@@ -317,6 +334,7 @@ BULK: Final = FunctionSpec(
         need(ENV_DELETIONS_TABLE, R, W, Access.WINDOWS),  # record and run requests
         need(ENV_HOLDS_TABLE, R),  # held footage: kept by units, restored by restore
         need(ENV_REPLICA_BUCKET, R, E, required=False),
+        *_AUDITS,  # each restore and deletion run leaves a record when it starts
     ),
 )
 RETENTION: Final = FunctionSpec(
@@ -328,6 +346,7 @@ RETENTION: Final = FunctionSpec(
         need(ENV_HOLDS_TABLE, R),
         # The stack's retention, never a default: a shorter one would delete footage.
         value(ENV_RETENTION_DAYS, required=True),
+        *_AUDITS,  # each run leaves a record
     ),
 )
 

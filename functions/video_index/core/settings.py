@@ -8,9 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from video_index.core.audit import DEFAULT_AUDIT_RETENTION_DAYS
 from video_index.core.clock import DEFAULT_CLOCK_TOLERANCE_SECONDS
 from video_index.core.contract import (
     ENV_ANNOTATIONS_TABLE,
+    ENV_AUDIT_BUCKET,
+    ENV_AUDIT_RETENTION_DAYS,
+    ENV_AUDIT_TABLE,
     ENV_BUCKET,
     ENV_CLOCK_TOLERANCE_SECONDS,
     ENV_CURSOR_KEY_SECRET,
@@ -91,6 +95,9 @@ FIELD_SETTINGS: Final = {
     "share_max_window_seconds": ENV_SHARE_MAX_WINDOW_SECONDS,
     "share_max_lifetime_seconds": ENV_SHARE_MAX_LIFETIME_SECONDS,
     "export_signing_key": ENV_EXPORT_SIGNING_KEY,
+    "audit_bucket": ENV_AUDIT_BUCKET,
+    "audit_table": ENV_AUDIT_TABLE,
+    "audit_retention_days": ENV_AUDIT_RETENTION_DAYS,
 }
 
 
@@ -138,6 +145,10 @@ class Settings:
     share_max_lifetime_seconds: int = DEFAULT_SHARE_MAX_LIFETIME_SECONDS
     #: The asymmetric KMS key export manifests are signed with (docs/playback.md#signed-exports).
     export_signing_key: str | None = None
+    #: The audit trail (docs/audit.md): its Object Lock bucket and its index table.
+    audit_bucket: str | None = None
+    audit_table: str | None = None
+    audit_retention_days: int = DEFAULT_AUDIT_RETENTION_DAYS
 
     #: For one function (:meth:`for_function`): its spec; every setting is readable without.
     spec: FunctionSpec | None = None
@@ -229,6 +240,7 @@ _INTS: Final = {
     "clock_tolerance_seconds": DEFAULT_CLOCK_TOLERANCE_SECONDS,
     "share_max_window_seconds": DEFAULT_SHARE_MAX_WINDOW_SECONDS,
     "share_max_lifetime_seconds": DEFAULT_SHARE_MAX_LIFETIME_SECONDS,
+    "audit_retention_days": DEFAULT_AUDIT_RETENTION_DAYS,
 }
 _PER_KIND: Final = {
     "silent_after_seconds": DEFAULT_SILENT_AFTER_SECONDS,

@@ -63,6 +63,12 @@ def shares_table_definition(table_name: str) -> dict[str, Any]:
     return _keyed_table_definition(table_name)
 
 
+def audit_table_definition(table_name: str) -> dict[str, Any]:
+    """``CreateTable`` arguments for the audit index (docs/audit.md): one item per record,
+    ``day#<yyyy-mm-dd>`` / ``<record id>``, expiring by TTL on ``expires_at``."""
+    return _keyed_table_definition(table_name)
+
+
 def create_tables(
     client: Any,
     read_model: str,

@@ -27,6 +27,7 @@ from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import optional_service
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import DELETION_REQUEST, DELETION_WITHDRAW, NOT_AUDITED
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.core.timeunits import iso_ms
 from video_index.deletion import guard
@@ -105,7 +106,7 @@ Erase = Annotated[bool, Query()]
 
 @router.delete(
     "/devices/<device>/segments",
-    openapi_extensions=allow(Role.OPERATOR),
+    openapi_extensions=allow(Role.OPERATOR, audit=DELETION_REQUEST),
     responses=responses(
         409,
         429,
@@ -148,14 +149,18 @@ def delete_segments(
 
 
 @router.get(
-    "/deletions/<deletion_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+    "/deletions/<deletion_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=NOT_AUDITED),
+    responses=responses(404),
 )
 def get_deletion(deletion_id: DeletionId) -> DeletionOut:
     return deletion_out(_visible(deletion_id))
 
 
 @router.delete(
-    "/deletions/<deletion_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+    "/deletions/<deletion_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=DELETION_WITHDRAW),
+    responses=responses(404),
 )
 def withdraw_deletion(deletion_id: DeletionId) -> DeletionOut:
     caller = current_caller()

@@ -21,6 +21,7 @@ from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import optional_service
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import HOLD_PLACE, HOLD_RELEASE, NOT_AUDITED
 from video_index.core.contract import ENV_HOLDS_TABLE
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.holds.model import Hold, HoldIn, check_hold_id
@@ -49,7 +50,7 @@ def _json(status: int, body: Any, **headers: str) -> Response[Any]:
 
 @router.post(
     "/devices/<device>/holds",
-    openapi_extensions=allow(Role.OPERATOR),
+    openapi_extensions=allow(Role.OPERATOR, audit=HOLD_PLACE),
     responses=responses(409, 413, 415, success=201),
 )
 def create_hold(device: str, body: Annotated[HoldIn, Body()]) -> Response[Any]:
@@ -59,20 +60,30 @@ def create_hold(device: str, body: Annotated[HoldIn, Body()]) -> Response[Any]:
     return _json(201, hold.public(), Location=f"/holds/{hold.hold_id}")
 
 
-@router.get("/devices/<device>/holds", openapi_extensions=allow(Role.VIEWER), responses=responses())
+@router.get(
+    "/devices/<device>/holds",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
+)
 def list_holds(device: str, from_: params.FromTime = None, to: params.Time = None) -> Any:
     device = params.device(device)
     start_ms, end_ms = params.window(from_, to, params.MAX_WINDOW_MS)
     return {"items": [h.public() for h in _holds().window(device, start_ms, end_ms)]}
 
 
-@router.get("/holds/<hold_id>", openapi_extensions=allow(Role.VIEWER), responses=responses(404))
+@router.get(
+    "/holds/<hold_id>",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(404),
+)
 def get_hold(hold_id: str) -> Any:
     return _visible(hold_id).public()
 
 
 @router.delete(
-    "/holds/<hold_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404, 409)
+    "/holds/<hold_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=HOLD_RELEASE),
+    responses=responses(404, 409),
 )
 def release_hold(hold_id: str) -> Any:
     """Release: by the hold's creator or an admin (409 for anyone else, naming the creator)."""

@@ -26,5 +26,8 @@ class LocalNames:
     shares_table: str = "video-index-shares"
     deletion_queue: str = "video-index-deletions"
     deletion_dlq: str = "video-index-deletions-dlq"
+    #: The audit trail (docs/audit.md): its Object Lock bucket and its index.
+    audit_bucket: str = "video-index-audit"
+    audit_table: str = "video-index-audit"
     #: The secret the API's page cursors are sealed with (random per stack).
     cursor_key_secret: str = "video-index-cursor-key"

@@ -99,3 +99,13 @@ def create_cursor_key_secret(secretsmanager: Any, name: str) -> str:
     letters and digits, new for each stack): its ARN."""
     value = secrets.token_hex(32)
     return str(secretsmanager.create_secret(Name=name, SecretString=value)["ARN"])
+
+
+def create_audit_trail(clients: Any, names: Any, overrides: dict[str, Any]) -> None:
+    """The audit bucket (Object Lock, COMPLIANCE) and its index, as the stack makes them
+    (docs/audit.md), kept for the stack's ``audit_retention_days``."""
+    from video_index.aws.audit import create_audit_trail as create
+    from video_index.core.audit import DEFAULT_AUDIT_RETENTION_DAYS
+
+    days = int(overrides.get("audit_retention_days", DEFAULT_AUDIT_RETENTION_DAYS))
+    create(clients.s3, names.audit_bucket, clients.dynamodb, names.audit_table, days)

@@ -178,7 +178,8 @@ class LocalStack:
         self.batching_window_seconds = batching_window_seconds
         self.max_receive_count = max_receive_count
         self.function_timeout_seconds = function_timeout_seconds
-        self.settings_overrides = dict(settings_overrides or {})
+        audit = {"audit_bucket": self.names.audit_bucket, "audit_table": self.names.audit_table}
+        self.settings_overrides: dict[str, Any] = {**audit, **(settings_overrides or {})}
         self.clock = clock
         self.session = isolated_session()
         self._endpoints: dict[str, Any] | None = None
@@ -280,7 +281,7 @@ class LocalStack:
     def _create_resources(self) -> dict[str, str]:
         """The bucket, the queues and the tables; the queues' URLs by their settings' names."""
         from video_index.core.table_schema import create_tables
-        from video_index.local.resources import create_bucket, create_queue
+        from video_index.local.resources import create_audit_trail, create_bucket, create_queue
 
         sqs, names = self.clients.sqs, self.names
         queues: dict[str, str] = {}
@@ -305,6 +306,7 @@ class LocalStack:
             names.holds_table,
             shares=names.shares_table,
         )
+        create_audit_trail(self.clients, names, self.settings_overrides)  # docs/audit.md
         return queues
 
     def _start_cameras(self, moto_endpoint: str) -> None:

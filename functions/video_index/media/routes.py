@@ -31,6 +31,13 @@ from video_index.api.context import Presign, optional_service, service
 from video_index.api.errors import responses
 from video_index.aws.kms import PublicKey, SigningKey
 from video_index.core.access import Role, allow, public
+from video_index.core.audit import (
+    EXPORT_CREATE,
+    EXPORT_READ,
+    FRAME_READ,
+    MEDIA_READ,
+    NOT_AUDITED,
+)
 from video_index.core.contract import ENV_EXPORT_SIGNING_KEY
 from video_index.core.errors import BadInput, ConfigurationError, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
@@ -126,7 +133,7 @@ Part = Annotated[Literal["init", "data"] | None, Query()]
 
 @files_router.get(
     "/devices/<device>/media/<file>",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=MEDIA_READ),
     responses=responses(
         success=302,
         ok={
@@ -156,7 +163,7 @@ Width = Annotated[int, Query(ge=MIN_WIDTH, le=MAX_WIDTH)]
 
 @files_router.get(
     "/devices/<device>/frame",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=FRAME_READ),
     responses=responses(
         404,
         ok={
@@ -184,7 +191,7 @@ def get_frame(device: Device, t: params.Time = None, width: Width = 320):  # typ
 
 @router.post(
     "/devices/<device>/exports",
-    openapi_extensions=allow(Role.OPERATOR),
+    openapi_extensions=allow(Role.OPERATOR, audit=EXPORT_CREATE),
     responses=responses(413, 415, success=202, ok={"description": "The export job, queued"}),
 )
 def create_export(device: Device, request: Annotated[ExportRequest, Body()]) -> Response[Any]:
@@ -220,7 +227,9 @@ class PublicKeyOut(BaseModel):
     algorithm: str
 
 
-@router.get("/exports/public-key", openapi_extensions=public(), responses=responses())
+@router.get(
+    "/exports/public-key", openapi_extensions=public(audit=NOT_AUDITED), responses=responses()
+)
 def get_export_public_key() -> Response[Any]:
     """Public: anyone handed an export must be able to verify it without an account."""
     found = optional_service(SigningKey)
@@ -236,7 +245,9 @@ def get_export_public_key() -> Response[Any]:
 
 
 @router.get(
-    "/exports/<export_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+    "/exports/<export_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=EXPORT_READ),
+    responses=responses(404),
 )
 def get_export(
     export_id: Annotated[str, Path(pattern=EXPORT_ID_PATTERN)],

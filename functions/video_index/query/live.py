@@ -34,6 +34,7 @@ from video_index.api.errors import responses
 from video_index.aws.objects import ObjectStore
 from video_index.aws.store import ReadModelStore
 from video_index.core.access import Role, allow
+from video_index.core.audit import LIVE_READ
 from video_index.core.keys import ValidKey, classify_key, format_start, hour_prefix
 from video_index.core.layout import segment_pk
 from video_index.core.timeunits import HOUR_MS
@@ -119,7 +120,7 @@ def _utc(epoch_ms: int) -> datetime:
 
 @router.get(
     "/devices/<device>/live.m3u8",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=LIVE_READ),
     responses=responses(
         404,
         ok={

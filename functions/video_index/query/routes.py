@@ -22,6 +22,13 @@ from video_index.api.context import Presign, optional_service, service
 from video_index.api.cursors import opened, sealed
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import (
+    NOT_AUDITED,
+    OVERLAYS_READ,
+    PLAYLIST_READ,
+    SEGMENT_READ,
+    SEGMENTS_LIST,
+)
 from video_index.core.errors import BadInput
 from video_index.core.keys import KINDS, MAX_FILE_NAME_LENGTH
 from video_index.core.service_limits import PAGE_BUDGET_BYTES, answer_bytes
@@ -108,7 +115,9 @@ def _totals_out(device: str, totals: dict[str, KindTotals], retired: bool) -> De
     return device_out(service(Queries), device, totals, retired)
 
 
-@router.get("/devices", openapi_extensions=allow(Role.VIEWER), responses=responses())
+@router.get(
+    "/devices", openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED), responses=responses()
+)
 def list_devices(
     limit: Annotated[int, Query(ge=1, le=100)] = 50, cursor: params.Text = None
 ) -> DevicePage:
@@ -126,21 +135,29 @@ def list_devices(
     )
 
 
-@router.get("/devices/<device>", openapi_extensions=allow(Role.VIEWER), responses=responses())
+@router.get(
+    "/devices/<device>",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
+)
 def get_device(device: str) -> DeviceOut:
     device = params.device(device)
     return _totals_out(device, *service(Queries).device(device))
 
 
 @router.get(
-    "/devices/<device>/calendar", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/calendar",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
 )
 def get_calendar(device: str, month: params.Text = None, tz: params.Text = "UTC") -> CalendarOut:
     return calendar_out(service(Queries), params.device(device), month, tz)
 
 
 @router.get(
-    "/devices/<device>/activity", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/activity",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
 )
 def get_activity(
     device: str,
@@ -175,7 +192,9 @@ def get_activity(
 
 
 @router.get(
-    "/devices/<device>/ranges", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/ranges",
+    openapi_extensions=allow(Role.VIEWER, audit=NOT_AUDITED),
+    responses=responses(),
 )
 def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = None) -> RangesOut:
     """The window's whole ranges, its overlaps and a reason for every gap (docs/api.md)."""
@@ -198,7 +217,9 @@ def get_ranges(device: str, from_: params.FromTime = None, to: params.Time = Non
 
 
 @router.get(
-    "/devices/<device>/segments", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/segments",
+    openapi_extensions=allow(Role.VIEWER, audit=SEGMENTS_LIST),
+    responses=responses(),
 )
 def list_segments(
     device: str,
@@ -231,7 +252,7 @@ def list_segments(
 
 @router.get(
     "/devices/<device>/segments/<kind>/<name>",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=SEGMENT_READ),
     responses=responses(404),
 )
 def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> SegmentOut:
@@ -249,7 +270,7 @@ def get_segment(device: SegmentDevice, kind: SegmentKind, name: SegmentName) -> 
 
 @router.get(
     "/devices/<device>/playlist.m3u8",
-    openapi_extensions=allow(Role.VIEWER),
+    openapi_extensions=allow(Role.VIEWER, audit=PLAYLIST_READ),
     responses=responses(
         ok={
             "description": "An HLS VOD media playlist (RFC 8216)",
@@ -285,7 +306,9 @@ def _too_many_files(start_ms: int, first_over_ms: int) -> str:
 
 
 @router.get(
-    "/devices/<device>/overlays", openapi_extensions=allow(Role.VIEWER), responses=responses()
+    "/devices/<device>/overlays",
+    openapi_extensions=allow(Role.VIEWER, audit=OVERLAYS_READ),
+    responses=responses(),
 )
 def list_overlays(
     device: str,

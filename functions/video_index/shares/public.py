@@ -27,6 +27,7 @@ from video_index.api import params
 from video_index.api.context import service
 from video_index.api.errors import responses
 from video_index.core.access import public
+from video_index.core.audit import SHARE_DOWNLOAD, SHARE_PLAY
 from video_index.core.errors import BadInput, Conflict, NotFound
 from video_index.core.keys import InvalidKeyError, parse_key
 from video_index.core.layout import key_of_segment_item, segment_pk
@@ -68,7 +69,7 @@ def _redirect(url: str) -> Response[str]:
 
 @router.get(
     "/shares/<share_id>",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=SHARE_PLAY),
     responses=responses(404, 410, ok={"description": "The share: its device, window, end"}),
 )
 def get_share(share_id: ShareId, key: Key) -> Response[Any]:
@@ -83,7 +84,7 @@ def get_share(share_id: ShareId, key: Key) -> Response[Any]:
 
 @router.get(
     "/shares/<share_id>/playlist.m3u8",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=SHARE_PLAY),
     responses=responses(
         404,
         410,
@@ -120,7 +121,7 @@ def _keyed(record: Any, key: str) -> Any:
 
 @router.get(
     "/shares/<share_id>/download",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=SHARE_DOWNLOAD),
     responses=responses(
         404,
         409,
@@ -167,7 +168,7 @@ def _file_in_window(share: Share, file: str) -> str:
 
 @files_router.get(
     "/shares/<share_id>/media/<file>",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=SHARE_PLAY),
     responses=responses(
         404,
         410,
@@ -191,7 +192,7 @@ def get_share_media(share_id: ShareId, file: File, key: Key, part: Part = None) 
 
 @files_router.get(
     "/shares/<share_id>/frame",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=SHARE_PLAY),
     responses=responses(
         404,
         410,

@@ -23,6 +23,7 @@ from video_index.api.caller import current_caller, hide_outside_scope
 from video_index.api.context import optional_service, service
 from video_index.api.errors import responses
 from video_index.core.access import Role, allow
+from video_index.core.audit import SHARE_CREATE, SHARE_LIST, SHARE_REVOKE
 from video_index.core.contract import ENV_SHARES_TABLE
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.media.exports import Exports, VideoEntries
@@ -79,7 +80,7 @@ def links(share: Share, secret: str) -> dict[str, str]:
 
 @router.post(
     "/devices/<device>/shares",
-    openapi_extensions=allow(Role.OPERATOR),
+    openapi_extensions=allow(Role.OPERATOR, audit=SHARE_CREATE),
     responses=responses(409, 413, 415, success=201),
 )
 def create_share(device: str, request: Annotated[ShareRequest, Body()]) -> Response[Any]:
@@ -106,7 +107,9 @@ def create_share(device: str, request: Annotated[ShareRequest, Body()]) -> Respo
 
 
 @router.get(
-    "/devices/<device>/shares", openapi_extensions=allow(Role.OPERATOR), responses=responses()
+    "/devices/<device>/shares",
+    openapi_extensions=allow(Role.OPERATOR, audit=SHARE_LIST),
+    responses=responses(),
 )
 def list_shares(device: str) -> Any:
     device = params.device(device)
@@ -116,7 +119,9 @@ def list_shares(device: str) -> Any:
 
 
 @router.delete(
-    "/shares/<share_id>", openapi_extensions=allow(Role.OPERATOR), responses=responses(404)
+    "/shares/<share_id>",
+    openapi_extensions=allow(Role.OPERATOR, audit=SHARE_REVOKE),
+    responses=responses(404),
 )
 def revoke_share(share_id: ShareId) -> Any:
     """Revoke: by the share's creator or an admin (403 for anyone else)."""

@@ -21,6 +21,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from video_index.api.errors import responses
 from video_index.core.access import public
+from video_index.core.audit import NOT_AUDITED
 from video_index.core.errors import ConfigurationError, NotFound
 from video_index.viewer.assets import (
     INDEX_NAME,
@@ -101,7 +102,7 @@ def _conditional(found: Asset) -> Response[Any]:
 
 @router.get(
     "/viewer",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=NOT_AUDITED),
     responses=_documented("The viewer, a web page", "text/html"),
 )
 @_bytes_answer
@@ -111,7 +112,7 @@ def get_viewer() -> Response[Any]:
 
 @router.get(
     "/viewer/<file>",
-    openapi_extensions=public(),
+    openapi_extensions=public(audit=NOT_AUDITED),
     responses=_documented(
         "A file of the viewer (module, style sheet, hls.js, config.json)",
         "text/javascript",

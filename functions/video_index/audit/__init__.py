@@ -1,0 +1,1 @@
+"""The audit trail's reading side: ``GET /audit`` (docs/audit.md)."""
