@@ -101,6 +101,19 @@ def create_cursor_key_secret(secretsmanager: Any, name: str) -> str:
     return str(secretsmanager.create_secret(Name=name, SecretString=value)["ARN"])
 
 
+def create_keys(clients: Any, names: Any) -> dict[str, Any]:
+    """The API's cursor key secret and the export signing key (a KMS key of moto), as the
+    stack makes them: the settings naming them."""
+    from video_index.aws.kms import create_signing_key
+
+    return {
+        "cursor_key_secret": create_cursor_key_secret(
+            clients.secretsmanager, names.cursor_key_secret
+        ),
+        "export_signing_key": create_signing_key(clients.kms, "video-index local exports"),
+    }
+
+
 def create_audit_trail(clients: Any, names: Any, overrides: dict[str, Any]) -> None:
     """The audit bucket (Object Lock, COMPLIANCE) and its index, as the stack makes them
     (docs/audit.md), kept for the stack's ``audit_retention_days``."""

@@ -41,7 +41,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from video_index.aws.kms import create_signing_key
 from video_index.core.queue_settings import (
     DELETION_MAX_RECEIVES,
     DELETION_TIMEOUT_SECONDS,
@@ -254,11 +253,8 @@ class LocalStack:
         )
         queues = self._create_resources()
         self._start_cameras(moto.endpoint)
-        from video_index.local.resources import create_cursor_key_secret
+        from video_index.local.resources import create_keys
 
-        cursor_key_secret = create_cursor_key_secret(
-            self.clients.secretsmanager, self.names.cursor_key_secret
-        )
         self.settings = Settings(
             bucket=self.names.bucket,
             table=self.names.table,
@@ -270,8 +266,7 @@ class LocalStack:
             holds_table=self.names.holds_table,
             shares_table=self.names.shares_table,
             deletion_queue_url=queues["deletion_queue_url"],
-            cursor_key_secret=cursor_key_secret,
-            export_signing_key=create_signing_key(self.clients.kms, "video-index local exports"),
+            **create_keys(self.clients, self.names),
             **self.settings_overrides,
         )
         self._start_workers(dynamodb_endpoint)
