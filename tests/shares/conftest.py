@@ -66,4 +66,7 @@ def shares_world(aws: None) -> ShareWorld:
         clock=clock,
     )
     world.services.exports._enqueue = lambda _: None
+    # (the export worker signs with the world's key, as the export function does)
+    key = world.services.signing_key
+    world.services.exports._signer = lambda: key  # type: ignore[assignment,return-value]
     return ShareWorld(world, clock, dynamodb)

@@ -16,6 +16,7 @@ from video_index.aws.shares import ShareStore
 from video_index.core.service_limits import LAMBDA_RESPONSE_BYTES
 from video_index.core.table_schema import create_tables
 from video_index.shares.service import Shares
+from worlds.audit_log import MemoryAuditLog
 
 DEVICE = "cam-001"
 NOW = datetime(2026, 11, 30, 12, 30, tzinfo=UTC)
@@ -42,6 +43,7 @@ def test_an_hour_of_1s_segments_is_one_share_playlist_within_6_mb(aws: None) -> 
         renditions=None,  # type: ignore[arg-type]
         exports=None,  # type: ignore[arg-type]
         shares=shares,
+        audit=MemoryAuditLog(),  # each use of a share is recorded (docs/audit.md)
     )
     configure(lambda: services)
     # And a share of the longest window a share may show
