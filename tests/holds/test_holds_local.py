@@ -92,6 +92,11 @@ def _frames_played(stack: RunningStack, low: datetime, high: datetime) -> tuple[
     return len(uris), frames
 
 
+def _device_names(stack: RunningStack) -> set[str]:
+    with _OPENER.open(f"{stack.ready['api']}/devices?limit=100", timeout=10) as response:
+        return {item["device"] for item in json.loads(response.read())["items"]}
+
+
 def _bucket_keys(stack: RunningStack) -> set[str]:
     s3 = stack.client("s3")
     listing = s3.list_objects_v2(Bucket=stack.ready["bucket"], Prefix=f"v1/video/{DEVICE}/")
@@ -113,6 +118,9 @@ def test_held_footage_outlives_retention_until_released(
     keys = [format_key(s) for s in segments]
     low, high = FIRST - timedelta(minutes=1), FIRST + timedelta(minutes=1)
     poll(lambda: listed(stack, DEVICE, low, high), lambda k: k == set(keys), "indexed", 60)
+    # (and in the device list, which the stream consumer writes a moment later: `hold add`
+    # refuses a device the read model does not know)
+    poll(lambda: _device_names(stack), lambda names: DEVICE in names, "a known device", 60)
     # And a hold from inside the third segment to inside the fourth (both kept whole)
     hold_from = segments[2].start + timedelta(milliseconds=500)
     hold_to = segments[3].end - timedelta(milliseconds=500)

@@ -122,7 +122,7 @@ def test_a_window_dragged_on_the_timeline_downloads_as_an_mp4_of_its_frames(
     assert page.input_value("[data-testid=export-to]").startswith(f"{DAY}T10:")
     assert page.get_attribute("[data-testid=timeline]", "aria-valuetext") == "no moment chosen"
     # When the export is started with the keyboard (the drag left the focus on Export)
-    assert page.evaluate("document.activeElement.dataset.testid") == "export-start"
+    page.wait_for_function("document.activeElement?.dataset.testid === 'export-start'")
     page.keyboard.press("Enter")
     # Then the page follows the job until it offers the download
     page.wait_for_selector("[data-testid=export-download]:not([hidden])", timeout=60_000)
