@@ -28,14 +28,12 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.nag import logical_id
-from infra.read_model import BILLING_MODES, key_attribute
+from infra.read_model import primary_data_table
 from infra.settings import StackSettings
 from infra.wiring import Statements, Wiring, table_grants
 from video_index.core.contract import AUDIT_RECORDS_PREFIX, ENV_AUDIT_BUCKET, ENV_AUDIT_TABLE
 from video_index.core.functions import Access
 from video_index.core.table_schema import (
-    PARTITION_KEY,
-    SORT_KEY,
     TTL_ATTRIBUTE,
     audit_table_definition,
 )
@@ -105,19 +103,11 @@ class AuditTrail(Construct):
 
     def _index(self) -> dynamodb.Table:
         definition = audit_table_definition("unused")
-        return dynamodb.Table(
+        return primary_data_table(
             self,
+            definition,
             "Index",
-            partition_key=key_attribute(definition, PARTITION_KEY),
-            sort_key=key_attribute(definition, SORT_KEY),
-            billing_mode=BILLING_MODES[definition["BillingMode"]],
             time_to_live_attribute=TTL_ATTRIBUTE,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            deletion_protection=True,
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
-            removal_policy=RemovalPolicy.RETAIN,
             resource_policy=iam.PolicyDocument(
                 statements=[
                     iam.PolicyStatement(

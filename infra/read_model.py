@@ -58,22 +58,38 @@ def key_attribute(definition: dict[str, Any], name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=_ATTRIBUTE_TYPES[types[name]])
 
 
-def primary_data_table(scope: Construct, definition: dict[str, Any]) -> dynamodb.Table:
-    """A table of primary data (annotations, holds) as ``definition`` describes it: point-
-    in-time recovery, deletion protection, retained when the stack goes
-    (docs/invariants.md#what-survives-what)."""
+def keyed_table(
+    scope: Construct, construct_id: str, definition: dict[str, Any], **props: Any
+) -> dynamodb.Table:
+    """A table keyed and billed as the shared ``definition`` describes it, with point-in-time
+    recovery and AWS-managed encryption; ``props`` say the rest (TTL, removal, stream)."""
     return dynamodb.Table(
         scope,
-        "Table",
+        construct_id,
         partition_key=key_attribute(definition, PARTITION_KEY),
         sort_key=key_attribute(definition, SORT_KEY),
         billing_mode=BILLING_MODES[definition["BillingMode"]],
         point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
             point_in_time_recovery_enabled=True
         ),
-        deletion_protection=True,
         encryption=dynamodb.TableEncryption.AWS_MANAGED,
+        **props,
+    )
+
+
+def primary_data_table(
+    scope: Construct, definition: dict[str, Any], construct_id: str = "Table", **props: Any
+) -> dynamodb.Table:
+    """A table of primary data (annotations, holds, the audit index) as ``definition``
+    describes it: deletion protection, retained when the stack goes
+    (docs/invariants.md#what-survives-what)."""
+    return keyed_table(
+        scope,
+        construct_id,
+        definition,
+        deletion_protection=True,
         removal_policy=RemovalPolicy.RETAIN,
+        **props,
     )
 
 
@@ -98,18 +114,12 @@ class ReadModelTable(Construct):
         if (key_types.get("HASH"), key_types.get("RANGE")) != (PARTITION_KEY, SORT_KEY):
             raise ValueError("video_index.core.table_schema key constants and definition disagree")
 
-        self.table = dynamodb.Table(
+        self.table = keyed_table(
             self,
             "Table",
-            partition_key=key_attribute(definition, PARTITION_KEY),
-            sort_key=key_attribute(definition, SORT_KEY),
-            billing_mode=BILLING_MODES[definition["BillingMode"]],
+            definition,
             stream=_STREAM_VIEW_TYPES[stream["StreamViewType"]],
             time_to_live_attribute=TTL_ATTRIBUTE,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
             # DESTROY is deliberate: every item is derived from the segment bucket and the
             # table is rebuildable from S3 alone (docs/invariants.md). Retaining it would only
             # leave an orphan that a redeploy cannot adopt. The annotations table, which

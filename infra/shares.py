@@ -16,16 +16,13 @@ from __future__ import annotations
 from typing import Final
 
 from aws_cdk import RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from infra.read_model import BILLING_MODES, key_attribute
+from infra.read_model import keyed_table
 from infra.wiring import Wiring, table_grants
 from video_index.core.contract import ENV_SHARES_TABLE
 from video_index.core.functions import Access
 from video_index.core.table_schema import (
-    PARTITION_KEY,
-    SORT_KEY,
     TTL_ATTRIBUTE,
     shares_table_definition,
 )
@@ -45,17 +42,11 @@ class Shares(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
         definition = shares_table_definition("unused")
-        self.table = dynamodb.Table(
+        self.table = keyed_table(
             self,
             "Table",
-            partition_key=key_attribute(definition, PARTITION_KEY),
-            sort_key=key_attribute(definition, SORT_KEY),
-            billing_mode=BILLING_MODES[definition["BillingMode"]],
+            definition,
             time_to_live_attribute=TTL_ATTRIBUTE,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=RemovalPolicy.DESTROY,
         )
         Wiring.of(self).provide(
